@@ -1,0 +1,115 @@
+// Command oh-bridge executes an AI agent's actions (files, edits, terminal
+// commands) inside an editor's workspace. An editor spawns it and speaks
+// LSP-style JSON-RPC 2.0 over stdio.
+//
+// Usage:
+//
+//	oh-bridge [--stdio] [--workspace DIR]... [--log-file PATH] [--log-level LEVEL] [--record FILE]
+//	oh-bridge replay [-v] [--workspace DIR] FILE...
+//	oh-bridge --version
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/oh-bridge/oh-bridge/handlers"
+	"github.com/oh-bridge/oh-bridge/rpc"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "0.1.0-dev"
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "replay" {
+		os.Exit(replayMain(os.Args[2:]))
+	}
+	os.Exit(serveMain(os.Args[1:]))
+}
+
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, ",") }
+func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
+
+func serveMain(args []string) int {
+	fs := flag.NewFlagSet("oh-bridge", flag.ContinueOnError)
+	var (
+		roots       stringList
+		stdio       = fs.Bool("stdio", true, "serve JSON-RPC on stdin/stdout (the default)")
+		showVersion = fs.Bool("version", false, "print the version and exit")
+		logFile     = fs.String("log-file", "", "write logs to this file instead of stderr")
+		logLevel    = fs.String("log-level", "info", "log level: debug, info, warn or error")
+		record      = fs.String("record", "", "record every message in both directions to this JSONL file")
+	)
+	fs.Var(&roots, "workspace", "a workspace root (repeatable); the client's folders are added at initialize")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *showVersion {
+		fmt.Println("oh-bridge", version)
+		return 0
+	}
+	if !*stdio {
+		fmt.Fprintln(os.Stderr, "oh-bridge: only --stdio is supported")
+		return 2
+	}
+	logger, closeLog, err := newLogger(*logFile, *logLevel)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "oh-bridge:", err)
+		return 2
+	}
+	defer closeLog()
+	if err := handlers.ValidateRoots(roots); err != nil {
+		fmt.Fprintln(os.Stderr, "oh-bridge:", err)
+		return 2
+	}
+	var rec *rpc.Recorder
+	if *record != "" {
+		if rec, err = rpc.CreateRecorder(*record); err != nil {
+			fmt.Fprintln(os.Stderr, "oh-bridge:", err)
+			return 2
+		}
+		defer rec.Close()
+	}
+
+	h := handlers.New(handlers.Config{Version: version, Roots: roots, Logger: logger})
+	srv := rpc.NewServer(rpc.Options{Methods: h.Methods(), Logger: logger, Shutdown: h.Shutdown})
+	h.Bind(srv)
+	logger.Info("serving on stdio", "version", version, "pid", os.Getpid())
+	code := srv.Serve(context.Background(), rpc.NewStream(stdioRWC{}, logger, rec))
+	logger.Info("exiting", "code", code)
+	return code
+}
+
+// stdioRWC joins stdin and stdout; nothing else may write to stdout.
+type stdioRWC struct{}
+
+func (stdioRWC) Read(p []byte) (int, error)  { return os.Stdin.Read(p) }
+func (stdioRWC) Write(p []byte) (int, error) { return os.Stdout.Write(p) }
+func (stdioRWC) Close() error {
+	os.Stdin.Close()
+	return os.Stdout.Close()
+}
+
+func newLogger(path, level string) (*slog.Logger, func(), error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", level)
+	}
+	var w io.Writer = os.Stderr
+	closeFn := func() {}
+	if path != "" {
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, nil, fmt.Errorf("cannot open the log file: %w", err)
+		}
+		w, closeFn = f, func() { f.Close() }
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lv})), closeFn, nil
+}

@@ -1,0 +1,128 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/oh-bridge/oh-bridge/rpc"
+)
+
+// ProtocolVersion is the integer version of oh-bridge's own protocol,
+// bumped on incompatible changes.
+const ProtocolVersion = 1
+
+type initializeParams struct {
+	ProcessID        *int   `json:"processId"`
+	RootURI          string `json:"rootUri"`
+	RootPath         string `json:"rootPath"`
+	WorkspaceFolders []struct {
+		URI  string `json:"uri"`
+		Name string `json:"name"`
+	} `json:"workspaceFolders"`
+	Capabilities struct {
+		Workspace struct {
+			ApplyEdit bool `json:"applyEdit"`
+		} `json:"workspace"`
+		Window struct {
+			WorkDoneProgress bool `json:"workDoneProgress"`
+		} `json:"window"`
+		Terminal struct {
+			Streaming bool `json:"streaming"`
+		} `json:"terminal"`
+		Permissions struct {
+			RequestPermission bool `json:"requestPermission"`
+		} `json:"permissions"`
+	} `json:"capabilities"`
+	ClientInfo *struct {
+		Name    string `json:"name"`
+		Version string `json:"version"`
+	} `json:"clientInfo"`
+}
+
+type serverInfo struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+type initializeResult struct {
+	Capabilities    map[string]any `json:"capabilities"`
+	ServerInfo      serverInfo     `json:"serverInfo"`
+	ProtocolVersion int            `json:"protocolVersion"`
+}
+
+func (h *Handlers) initialize(ctx context.Context, p *initializeParams) (*initializeResult, error) {
+	var folders []string
+	for i, f := range p.WorkspaceFolders {
+		path, err := fileURIPath(f.URI)
+		if err != nil {
+			return nil, rpc.InvalidParams(fmt.Sprintf("workspaceFolders[%d].uri", i), "a file:// URI ("+err.Error()+")")
+		}
+		folders = append(folders, path)
+	}
+	if len(folders) == 0 && p.RootURI != "" {
+		path, err := fileURIPath(p.RootURI)
+		if err != nil {
+			return nil, rpc.InvalidParams("rootUri", "a file:// URI ("+err.Error()+")")
+		}
+		folders = append(folders, path)
+	}
+	if len(folders) == 0 && p.RootPath != "" {
+		folders = append(folders, p.RootPath)
+	}
+	roots, err := rootsFrom(h.cfg.Roots, folders)
+	if err != nil {
+		return nil, err
+	}
+	c := p.Capabilities
+	h.mu.Lock()
+	h.roots = roots
+	h.caps = ClientCapabilities{
+		ApplyEdit:         c.Workspace.ApplyEdit,
+		WorkDoneProgress:  c.Window.WorkDoneProgress,
+		TerminalStreaming: c.Terminal.Streaming,
+		RequestPermission: c.Permissions.RequestPermission,
+	}
+	h.mu.Unlock()
+	client := "unknown client"
+	if p.ClientInfo != nil {
+		client = p.ClientInfo.Name + " " + p.ClientInfo.Version
+	}
+	h.log.Info("initialized", "client", client, "roots", roots, "capabilities", h.caps)
+	return &initializeResult{
+		Capabilities:    h.serverCapabilities(),
+		ServerInfo:      serverInfo{Name: "oh-bridge", Version: h.cfg.Version},
+		ProtocolVersion: ProtocolVersion,
+	}, nil
+}
+
+// serverCapabilities advertises what this build serves. Keys are
+// oh-bridge's own, except where the LSP feature itself is meant.
+func (h *Handlers) serverCapabilities() map[string]any {
+	return map[string]any{
+		"positionEncoding": "utf-16",
+		"bridge":           map[string]any{"info": true, "cancelRequest": true, "workDoneProgress": true},
+	}
+}
+
+type noParams struct{}
+
+func (h *Handlers) initialized(ctx context.Context, _ *noParams) (any, error) { return nil, nil }
+
+type infoResult struct {
+	Version  string   `json:"version"`
+	Roots    []string `json:"roots"`
+	PID      int      `json:"pid"`
+	UptimeMs int64    `json:"uptimeMs"`
+	InFlight int      `json:"inFlight"`
+}
+
+func (h *Handlers) info(ctx context.Context, _ *noParams) (*infoResult, error) {
+	return &infoResult{
+		Version:  h.cfg.Version,
+		Roots:    h.Roots(),
+		PID:      os.Getpid(),
+		UptimeMs: h.conn.Uptime().Milliseconds(),
+		InFlight: h.conn.InFlight(),
+	}, nil
+}

@@ -1,0 +1,36 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/oh-bridge/oh-bridge/rpc"
+)
+
+// Methods is the method table: every method the bridge serves, with its
+// handler and concurrency class. Lifecycle messages that only change the
+// session state (shutdown, exit, $/cancelRequest, $/setTrace) are handled by
+// package rpc itself and listed in docs/protocol.md.
+func (h *Handlers) Methods() map[string]rpc.Method {
+	return map[string]rpc.Method{
+		"initialize":  {Class: rpc.Inline, Handle: handle(h.initialize)},
+		"initialized": {Class: rpc.Inline, Handle: handle(h.initialized)},
+		"bridge/info": {Class: rpc.Concurrent, Handle: handle(h.info)},
+	}
+}
+
+// handle adapts a typed handler: it decodes params (bad params → -32602
+// naming the field) and maps domain errors to protocol errors.
+func handle[P any, R any](fn func(context.Context, *P) (R, error)) rpc.Handler {
+	return func(ctx context.Context, raw json.RawMessage) (any, error) {
+		var p P
+		if err := rpc.DecodeParams(raw, &p); err != nil {
+			return nil, err
+		}
+		res, err := fn(ctx, &p)
+		if err != nil {
+			return nil, toRPCError(err)
+		}
+		return res, nil
+	}
+}

@@ -1,0 +1,285 @@
+package rpc
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// MaxMessageSize is the largest Content-Length the bridge accepts. A larger
+// frame cannot be skipped safely by a client that sent it by mistake, so the
+// connection is closed with a logged explanation.
+const MaxMessageSize = 64 << 20
+
+// maxHeaderLine bounds a header line, so garbage without newlines cannot
+// grow memory before the framing error is noticed.
+const maxHeaderLine = 8 << 10
+
+// FramingError is a fatal problem with the byte stream itself (a broken
+// header, an oversized or truncated frame). The connection cannot continue.
+type FramingError struct{ Reason string }
+
+func (e *FramingError) Error() string { return "jsonrpc framing: " + e.Reason }
+
+// CharsetError reports a frame declared in a charset other than UTF-8. The
+// frame was consumed, so the connection can continue.
+type CharsetError struct{ Charset string }
+
+func (e *CharsetError) Error() string {
+	return fmt.Sprintf("Content-Type charset %q is not supported; send utf-8", e.Charset)
+}
+
+// Stream reads and writes LSP-framed JSON-RPC messages. It implements
+// jsonrpc2.ObjectStream and differs from jsonrpc2.VSCodeObjectCodec where
+// robustness matters: header names are case-insensitive, Content-Type is
+// checked, the length is capped, and a frame whose body is not a valid
+// JSON-RPC message is answered here (-32700/-32600, id null) while the
+// connection keeps working, instead of closing it.
+type Stream struct {
+	rwc io.ReadWriteCloser
+	r   *bufio.Reader
+	log *slog.Logger
+	rec *Recorder
+
+	wmu sync.Mutex
+	w   *bufio.Writer
+}
+
+// NewStream frames messages over rwc. rec may be nil.
+func NewStream(rwc io.ReadWriteCloser, log *slog.Logger, rec *Recorder) *Stream {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Stream{
+		rwc: rwc,
+		r:   bufio.NewReaderSize(rwc, maxHeaderLine),
+		w:   bufio.NewWriterSize(rwc, 64<<10),
+		log: log.With("component", "rpc"),
+		rec: rec,
+	}
+}
+
+// WriteObject frames and sends one message.
+func (s *Stream) WriteObject(obj any) error {
+	body, err := json.Marshal(obj)
+	if err != nil {
+		return err
+	}
+	return s.WriteRaw(body)
+}
+
+// WriteRaw frames and sends one already-encoded message.
+func (s *Stream) WriteRaw(body []byte) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	s.rec.record("out", body)
+	if _, err := fmt.Fprintf(s.w, "Content-Length: %d\r\n\r\n", len(body)); err != nil {
+		return err
+	}
+	if _, err := s.w.Write(body); err != nil {
+		return err
+	}
+	return s.w.Flush()
+}
+
+// ReadObject reads the next valid JSON-RPC message into v. Invalid messages
+// are answered and skipped; only I/O and framing errors are returned.
+func (s *Stream) ReadObject(v any) error {
+	for {
+		body, err := ReadFrame(s.r)
+		var ce *CharsetError
+		if errors.As(err, &ce) {
+			s.rec.record("in", body)
+			if err := s.WriteRaw(errorReply(nil, CodeInvalidRequest, "invalid request: "+ce.Error())); err != nil {
+				return err
+			}
+			continue
+		}
+		if err != nil {
+			var fe *FramingError
+			if errors.As(err, &fe) {
+				s.log.Error("closing the connection: the client sent a frame that cannot be read", "reason", fe.Reason)
+			}
+			return err
+		}
+		s.rec.record("in", body)
+		if reply := Validate(body); reply != nil {
+			s.log.Warn("answered an invalid message", "error", string(reply))
+			if err := s.WriteRaw(reply); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := json.Unmarshal(body, v); err != nil {
+			reply := errorReply(nil, CodeInvalidRequest, "invalid request: "+err.Error())
+			if err := s.WriteRaw(reply); err != nil {
+				return err
+			}
+			continue
+		}
+		return nil
+	}
+}
+
+// Close closes the underlying stream.
+func (s *Stream) Close() error { return s.rwc.Close() }
+
+// ReadFrame reads one Content-Length framed body. Blank lines before a
+// header block are tolerated; header names are case-insensitive.
+func ReadFrame(r *bufio.Reader) ([]byte, error) {
+	length := -1
+	sawHeader := false
+	badCharset := ""
+	for {
+		line, err := r.ReadSlice('\n')
+		if err == bufio.ErrBufferFull || len(line) > maxHeaderLine {
+			return nil, &FramingError{Reason: fmt.Sprintf("header line longer than %d bytes (is the client sending Content-Length framing?)", maxHeaderLine)}
+		}
+		if err != nil {
+			if err == io.EOF && (len(line) > 0 || sawHeader) {
+				return nil, &FramingError{Reason: "stream ended inside a header block"}
+			}
+			return nil, err
+		}
+		text := strings.TrimRight(string(line), "\r\n")
+		if text == "" {
+			if !sawHeader {
+				continue
+			}
+			break
+		}
+		sawHeader = true
+		name, value, ok := strings.Cut(text, ":")
+		if !ok {
+			return nil, &FramingError{Reason: fmt.Sprintf("header line %q has no colon; expected \"Content-Length: <bytes>\"", clip(text, 80))}
+		}
+		value = strings.TrimSpace(value)
+		switch strings.ToLower(strings.TrimSpace(name)) {
+		case "content-length":
+			n, err := strconv.ParseInt(value, 10, 64)
+			if err != nil || n < 0 {
+				return nil, &FramingError{Reason: fmt.Sprintf("Content-Length %q is not a non-negative integer", clip(value, 40))}
+			}
+			if n > MaxMessageSize {
+				return nil, &FramingError{Reason: fmt.Sprintf("Content-Length %d exceeds the limit of %d bytes (64 MiB)", n, MaxMessageSize)}
+			}
+			length = int(n)
+		case "content-type":
+			if cs := charset(value); cs != "" && cs != "utf-8" && cs != "utf8" {
+				badCharset = cs
+			}
+		}
+	}
+	if length < 0 {
+		return nil, &FramingError{Reason: "header block has no Content-Length"}
+	}
+	body := make([]byte, length)
+	if _, err := io.ReadFull(r, body); err != nil {
+		return nil, &FramingError{Reason: fmt.Sprintf("stream ended after a header announcing %d bytes: %v", length, err)}
+	}
+	if badCharset != "" {
+		return body, &CharsetError{Charset: badCharset}
+	}
+	return body, nil
+}
+
+func charset(contentType string) string {
+	for _, part := range strings.Split(contentType, ";") {
+		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
+		if ok && strings.EqualFold(k, "charset") {
+			return strings.ToLower(strings.Trim(v, `"`))
+		}
+	}
+	return ""
+}
+
+// Validate checks that body is one JSON-RPC 2.0 message the dispatcher can
+// handle. It returns nil when it is, else the encoded error response to send.
+func Validate(body []byte) []byte {
+	trimmed := bytes.TrimLeft(body, " \t\r\n")
+	if !json.Valid(body) {
+		var syn *json.SyntaxError
+		err := json.Unmarshal(body, new(any))
+		if errors.As(err, &syn) {
+			return errorReply(nil, CodeParseError, fmt.Sprintf("parse error: invalid JSON at byte %d: %v", syn.Offset, syn))
+		}
+		return errorReply(nil, CodeParseError, "parse error: the message body is not valid JSON")
+	}
+	if len(trimmed) > 0 && trimmed[0] == '[' {
+		return errorReply(nil, CodeInvalidRequest, "invalid request: batch messages are not supported; send one message per frame")
+	}
+	var m struct {
+		JSONRPC json.RawMessage `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Method  json.RawMessage `json:"method"`
+		Result  json.RawMessage `json:"result"`
+		Error   json.RawMessage `json:"error"`
+	}
+	if err := json.Unmarshal(body, &m); err != nil {
+		return errorReply(nil, CodeInvalidRequest, "invalid request: a JSON-RPC message must be a JSON object")
+	}
+	id, idOK := checkID(m.ID)
+	if !idOK {
+		return errorReply(nil, CodeInvalidRequest, fmt.Sprintf("invalid request: id %s must be a string or a non-negative integer", clip(string(m.ID), 40)))
+	}
+	if m.JSONRPC != nil && string(m.JSONRPC) != `"2.0"` {
+		return errorReply(id, CodeInvalidRequest, fmt.Sprintf(`invalid request: "jsonrpc" must be "2.0", got %s`, clip(string(m.JSONRPC), 40)))
+	}
+	if m.Method != nil {
+		var method string
+		if json.Unmarshal(m.Method, &method) != nil || method == "" {
+			return errorReply(id, CodeInvalidRequest, "invalid request: \"method\" must be a non-empty string")
+		}
+		return nil
+	}
+	if m.Result == nil && m.Error == nil {
+		return errorReply(id, CodeInvalidRequest, "invalid request: a message needs \"method\" (request or notification) or \"result\"/\"error\" (response)")
+	}
+	if id == nil {
+		return errorReply(nil, CodeInvalidRequest, "invalid request: a response needs the id of the request it answers")
+	}
+	return nil
+}
+
+// checkID returns the id to echo in an error reply (nil for none/null).
+func checkID(raw json.RawMessage) (json.RawMessage, bool) {
+	if raw == nil || string(raw) == "null" {
+		return nil, true
+	}
+	switch raw[0] {
+	case '"':
+		return raw, true
+	case '-':
+		return nil, false
+	}
+	if _, err := strconv.ParseUint(string(raw), 10, 63); err != nil {
+		return nil, false
+	}
+	return raw, true
+}
+
+func errorReply(id json.RawMessage, code int64, message string) []byte {
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	b, _ := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   *Error          `json:"error"`
+	}{"2.0", id, &Error{Code: code, Message: message}})
+	return b
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
