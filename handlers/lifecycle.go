@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/oh-bridge/oh-bridge/rpc"
 )
@@ -125,4 +126,30 @@ func (h *Handlers) info(ctx context.Context, _ *noParams) (*infoResult, error) {
 		UptimeMs: h.conn.Uptime().Milliseconds(),
 		InFlight: h.conn.InFlight(),
 	}, nil
+}
+
+type waitParams struct {
+	Ms int `json:"ms"`
+}
+
+type waitResult struct {
+	WaitedMs int64 `json:"waitedMs"`
+}
+
+// wait is a diagnostic: it answers after ms milliseconds, or -32800 when
+// cancelled first, so a client can check its cancellation and timing
+// plumbing against a real request.
+func (h *Handlers) wait(ctx context.Context, p *waitParams) (*waitResult, error) {
+	if p.Ms < 0 || p.Ms > 600_000 {
+		return nil, rpc.InvalidParams("ms", "an integer between 0 and 600000")
+	}
+	start := time.Now()
+	t := time.NewTimer(time.Duration(p.Ms) * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return &waitResult{WaitedMs: time.Since(start).Milliseconds()}, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }

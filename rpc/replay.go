@@ -8,6 +8,7 @@ import (
 	"io"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -38,6 +39,7 @@ var DefaultVolatileKeys = map[string]string{
 	"mtime":     "$MTIME",
 	"timestamp": "$TIMESTAMP",
 	"processId": "$PID",
+	"waitedMs":  "$MS",
 }
 
 var releaseVersion = regexp.MustCompile(`^v?\d+\.\d+\.\d+([-+][0-9A-Za-z.-]+)?$`)
@@ -188,7 +190,7 @@ func Replay(records []Record, conn io.ReadWriteCloser, opts ReplayOptions) (*Rep
 				return
 			}
 			k, method, _ := keyOf(body, count)
-			fmt.Fprintf(tr, "<- %s\n", summarize(body))
+			fmt.Fprintf(tr, "  bridge → %s\n", summarize(body))
 			if !opts.Skip(method) {
 				actual[k] = body
 				order = append(order, k)
@@ -243,7 +245,7 @@ func Replay(records []Record, conn io.ReadWriteCloser, opts ReplayOptions) (*Rep
 			}
 		}
 		mu.Unlock()
-		fmt.Fprintf(tr, "-> %s\n", summarize(body))
+		fmt.Fprintf(tr, "  client → %s\n", summarize(body))
 		fmt.Fprintf(w, "Content-Length: %d\r\n\r\n", len(body))
 		w.Write(body)
 		if err := w.Flush(); err != nil {
@@ -293,6 +295,12 @@ func keyOf(msg json.RawMessage, count map[string]int) (key, method, id string) {
 	id = string(m.ID)
 	switch {
 	case m.Method == "":
+		// Ids can repeat (id null for unparseable input, or a client
+		// reusing ids), so responses count occurrences too.
+		count["a "+id]++
+		if n := count["a "+id]; n > 1 {
+			return fmt.Sprintf("response %s (#%d)", id, n), "", id
+		}
 		return "response " + id, "", id
 	case id == "" || id == "null":
 		count["n "+m.Method]++
@@ -331,13 +339,29 @@ func jsonEqual(a, b any) bool {
 	return bytes.Equal(x, y)
 }
 
-// summarize is one short line for a transcript.
+// summarize is one readable line for a transcript:
+// "request #1 initialize {…}", "result #1 {…}", "error #3 -32800 …".
 func summarize(body []byte) string {
-	s := string(body)
-	if len(s) > 160 {
-		s = s[:160] + "…"
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+		Result json.RawMessage `json:"result"`
+		Error  *Error          `json:"error"`
 	}
-	return s
+	if json.Unmarshal(body, &m) != nil {
+		return "raw " + clip(strconv.Quote(string(body)), 120)
+	}
+	id := string(m.ID)
+	switch {
+	case m.Method != "" && (id == "" || id == "null"):
+		return fmt.Sprintf("notification %s %s", m.Method, clip(string(m.Params), 140))
+	case m.Method != "":
+		return fmt.Sprintf("request #%s %s %s", id, m.Method, clip(string(m.Params), 140))
+	case m.Error != nil:
+		return fmt.Sprintf("error #%s %d %s", id, m.Error.Code, m.Error.Message)
+	}
+	return fmt.Sprintf("result #%s %s", id, clip(string(m.Result), 160))
 }
 
 // Pretty renders a normalized value as indented JSON.

@@ -33,13 +33,19 @@ type syncBuffer struct {
 	b  bytes.Buffer
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
-func (s *syncBuffer) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // testMethods is a method table that exercises every dispatch path.
 func testMethods(h *harness, log *perPathLog) map[string]rpc.Method {
 	return map[string]rpc.Method{
-		"initialize":  {Class: rpc.Inline, Handle: func(context.Context, json.RawMessage) (any, error) { return map[string]any{"capabilities": map[string]any{}}, nil }},
+		"initialize": {Class: rpc.Inline, Handle: func(context.Context, json.RawMessage) (any, error) {
+			return map[string]any{"capabilities": map[string]any{}}, nil
+		}},
 		"initialized": {Class: rpc.Inline, Handle: func(context.Context, json.RawMessage) (any, error) { return nil, nil }},
 		"test/echo": {Class: rpc.Concurrent, Handle: func(_ context.Context, p json.RawMessage) (any, error) {
 			return p, nil
@@ -259,7 +265,7 @@ func TestErrors(t *testing.T) {
 
 	wantCode(t, h.client.Call(ctx, "no/such", nil, nil), rpc.CodeMethodNotFound, `"no/such"`)
 	h.client.Notify("no/such/notification", nil) // ignored
-	h.client.Notify("$/unknown", nil)             // ignored
+	h.client.Notify("$/unknown", nil)            // ignored
 	h.echoWorks()
 
 	wantCode(t, h.client.Call(ctx, "test/params", map[string]any{"path": 3}, nil), rpc.CodeInvalidParams, `"path"`, "string")
