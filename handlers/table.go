@@ -15,7 +15,7 @@ func (h *Handlers) Methods() map[string]rpc.Method {
 	return map[string]rpc.Method{
 		"initialize":  {Class: rpc.Inline, Handle: handle(h.initialize)},
 		"initialized": {Class: rpc.Inline, Handle: handle(h.initialized)},
-		"bridge/info": {Class: rpc.Concurrent, Handle: handle(h.info)},
+		"bridge/info": {Class: rpc.Inline, Handle: handle(h.info)},
 		"bridge/wait": {Class: rpc.Concurrent, Handle: handle(h.wait)},
 	}
 }

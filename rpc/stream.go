@@ -204,15 +204,10 @@ func charset(contentType string) string {
 // handle. It returns nil when it is, else the encoded error response to send.
 func Validate(body []byte) []byte {
 	trimmed := bytes.TrimLeft(body, " \t\r\n")
-	if !json.Valid(body) {
-		var syn *json.SyntaxError
-		err := json.Unmarshal(body, new(any))
-		if errors.As(err, &syn) {
-			return errorReply(nil, CodeParseError, fmt.Sprintf("parse error: invalid JSON at byte %d: %v", syn.Offset, syn))
-		}
-		return errorReply(nil, CodeParseError, "parse error: the message body is not valid JSON")
-	}
 	if len(trimmed) > 0 && trimmed[0] == '[' {
+		if !json.Valid(trimmed) {
+			return parseErrorReply(body)
+		}
 		return errorReply(nil, CodeInvalidRequest, "invalid request: batch messages are not supported; send one message per frame")
 	}
 	var m struct {
@@ -222,8 +217,13 @@ func Validate(body []byte) []byte {
 		Result  json.RawMessage `json:"result"`
 		Error   json.RawMessage `json:"error"`
 	}
+	// One pass: Unmarshal validates the whole body before decoding.
 	if err := json.Unmarshal(body, &m); err != nil {
-		return errorReply(nil, CodeInvalidRequest, "invalid request: a JSON-RPC message must be a JSON object")
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) {
+			return errorReply(nil, CodeInvalidRequest, "invalid request: a JSON-RPC message must be a JSON object")
+		}
+		return parseErrorReply(body)
 	}
 	id, idOK := checkID(m.ID)
 	if !idOK {
@@ -246,6 +246,14 @@ func Validate(body []byte) []byte {
 		return errorReply(nil, CodeInvalidRequest, "invalid request: a response needs the id of the request it answers")
 	}
 	return nil
+}
+
+func parseErrorReply(body []byte) []byte {
+	var syn *json.SyntaxError
+	if err := json.Unmarshal(body, new(any)); errors.As(err, &syn) {
+		return errorReply(nil, CodeParseError, fmt.Sprintf("parse error: invalid JSON at byte %d: %v", syn.Offset, syn))
+	}
+	return errorReply(nil, CodeParseError, "parse error: the message body is not valid JSON")
 }
 
 // checkID returns the id to echo in an error reply (nil for none/null).
