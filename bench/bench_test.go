@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -22,6 +23,10 @@ import (
 var bin string
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if f := flag.Lookup("test.bench"); f == nil || f.Value.String() == "" {
+		os.Exit(m.Run()) // no benchmark selected: nothing to build
+	}
 	dir, err := os.MkdirTemp("", "oh-bridge-bench-")
 	if err != nil {
 		panic(err)
