@@ -50,6 +50,10 @@ type Stream struct {
 
 	wmu sync.Mutex
 	w   *bufio.Writer
+	// corked holds replies in the buffer while the reader still has
+	// buffered requests to process; the reader flushes before it blocks.
+	// Pipelined requests then cost one write for a batch of replies.
+	corked bool
 }
 
 // NewStream frames messages over rwc. rec may be nil.
@@ -68,7 +72,15 @@ func NewStream(rwc io.ReadWriteCloser, log *slog.Logger, rec *Recorder) *Stream 
 
 // WriteObject frames and sends one message.
 func (s *Stream) WriteObject(obj any) error {
-	body, err := json.Marshal(obj)
+	var body []byte
+	var err error
+	// jsonrpc2's messages marshal themselves; json.Marshal would only
+	// re-validate and re-compact their output.
+	if m, ok := obj.(json.Marshaler); ok {
+		body, err = m.MarshalJSON()
+	} else {
+		body, err = json.Marshal(obj)
+	}
 	if err != nil {
 		return err
 	}
@@ -86,6 +98,20 @@ func (s *Stream) WriteRaw(body []byte) error {
 	if _, err := s.w.Write(body); err != nil {
 		return err
 	}
+	if s.corked {
+		return nil
+	}
+	return s.w.Flush()
+}
+
+// setCork holds (true) or releases and flushes (false) written replies.
+func (s *Stream) setCork(on bool) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	s.corked = on
+	if on {
+		return nil
+	}
 	return s.w.Flush()
 }
 
@@ -93,7 +119,16 @@ func (s *Stream) WriteRaw(body []byte) error {
 // are answered and skipped; only I/O and framing errors are returned.
 func (s *Stream) ReadObject(v any) error {
 	for {
+		// About to wait for input: release the replies held so far.
+		if s.r.Buffered() == 0 {
+			if err := s.setCork(false); err != nil {
+				return err
+			}
+		}
 		body, err := ReadFrame(s.r)
+		if err == nil && s.r.Buffered() > 0 {
+			s.setCork(true)
+		}
 		var ce *CharsetError
 		if errors.As(err, &ce) {
 			s.rec.record("in", body)
