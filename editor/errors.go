@@ -1,0 +1,37 @@
+package editor
+
+// ToolError kinds. Stable snake_case strings for error.data.kind.
+const (
+	KindPathNotAbsolute      = "path_not_absolute"
+	KindFileExists           = "file_exists"
+	KindNotFound             = "not_found"
+	KindIsDirectory          = "is_directory"
+	KindUnsupportedBinary    = "unsupported_binary" // .pdf, .docx, ...: OHEditor converts them, we do not
+	KindMissingParameter     = "missing_parameter"
+	KindUnknownCommand       = "unknown_command"
+	KindTooLarge             = "too_large"
+	KindBinary               = "binary"
+	KindInvalidUTF8          = "invalid_utf8"
+	KindInvalidViewRange     = "invalid_view_range"
+	KindInvalidInsertLine    = "invalid_insert_line"
+	KindOldStrNotFound       = "old_str_not_found"
+	KindOldStrNotUnique      = "old_str_not_unique"
+	KindNewStrEqualsOldStr   = "new_str_equals_old_str"
+	KindNoEditHistory        = "no_edit_history"
+	KindChangedOutsideEditor = "changed_outside_editor"
+	KindIO                   = "io_error"
+)
+
+// ToolError is an editor failure whose Message is exactly the text OHEditor
+// gives for it (OpenHands shows the agent "ERROR:\n" + Message).
+type ToolError struct {
+	Kind    string
+	Message string
+	Path    string // the path as shown in Message, if any
+	Lines   []int  // KindOldStrNotUnique: the lines of the occurrences
+	Err     error  // the underlying error, if any
+}
+
+func (e *ToolError) Error() string { return e.Message }
+
+func (e *ToolError) Unwrap() error { return e.Err }

@@ -1,0 +1,745 @@
+package workspace
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unicode/utf8"
+)
+
+// DefaultMaxFileSize is the read cap when Options.MaxFileSize is zero. It
+// matches OHEditor's MAX_FILE_SIZE_MB.
+const DefaultMaxFileSize = 10 << 20
+
+// binarySniffLen is how much of a file is searched for NUL bytes: enough to
+// catch every common binary header, small enough to cost nothing.
+const binarySniffLen = 8 << 10
+
+// NotTextSpecial is the NotTextError reason for FIFOs, sockets and devices,
+// which are refused because reading them can block forever.
+const NotTextSpecial = "special_file"
+
+// tmpMarker names the temporary files of atomic writes, so that one left by
+// a killed process says where it came from.
+const tmpMarker = ".oh-bridge-tmp-"
+
+// Options configures an FS.
+type Options struct {
+	// MaxFileSize caps reads, in bytes; 0 means DefaultMaxFileSize.
+	MaxFileSize int64
+	// BufferEditor, if set, receives writes to documents open in the overlay.
+	// It can also be set later with SetBufferEditor, once the client's
+	// capabilities are known.
+	BufferEditor BufferEditor
+}
+
+// FS performs the agent's file operations inside the roots. It is safe for
+// concurrent use; writes to one resolved path are serialized.
+type FS struct {
+	roots   *Roots
+	maxSize int64
+	overlay *Overlay
+	buffers atomic.Pointer[bufferEditorBox]
+	locks   pathLocks
+	agent   agentLog
+}
+
+type bufferEditorBox struct{ be BufferEditor }
+
+// New returns an FS over roots.
+func New(roots *Roots, opts Options) *FS {
+	f := &FS{roots: roots, maxSize: opts.MaxFileSize, overlay: newOverlay(roots)}
+	if f.maxSize <= 0 {
+		f.maxSize = DefaultMaxFileSize
+	}
+	f.agent.entries = make(map[string]agentEntry)
+	f.SetBufferEditor(opts.BufferEditor)
+	return f
+}
+
+// Roots returns the roots this FS is confined to.
+func (f *FS) Roots() *Roots { return f.roots }
+
+// Overlay returns the unsaved-buffer overlay consulted by reads and writes.
+func (f *FS) Overlay() *Overlay { return f.overlay }
+
+// MaxFileSize returns the read cap in bytes.
+func (f *FS) MaxFileSize() int64 { return f.maxSize }
+
+// SetBufferEditor sets (or, with nil, clears) where writes to open documents go.
+func (f *FS) SetBufferEditor(be BufferEditor) {
+	f.buffers.Store(&bufferEditorBox{be: be})
+}
+
+func (f *FS) bufferEditor() BufferEditor {
+	if b := f.buffers.Load(); b != nil {
+		return b.be
+	}
+	return nil
+}
+
+// Version returns the version token of content: its hex SHA-256.
+func Version(content []byte) string {
+	sum := sha256.Sum256(content)
+	return hex.EncodeToString(sum[:])
+}
+
+func versionOfString(s string) string {
+	h := sha256.New()
+	io.WriteString(h, s)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// TextFile is the result of ReadTextFile.
+type TextFile struct {
+	Content    string // the requested lines, bytes exactly as stored
+	TotalLines int    // lines in the whole file; a final line without "\n" counts
+	Truncated  bool   // lines after the requested window were left out
+	Encoding   string // always "utf-8"
+	Version    string // hex SHA-256 of the whole content
+}
+
+// ReadTextFile reads path as UTF-8 text. line is 1-based (0 means 1) and
+// limit is a line count (0 means to the end). While the path is open in the
+// overlay, the buffer text is read instead of the disk.
+func (f *FS) ReadTextFile(ctx context.Context, path string, line, limit int) (*TextFile, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	p, err := f.roots.Resolve(path)
+	if err != nil {
+		return nil, err
+	}
+	content, version, err := f.readText(p, path)
+	if err != nil {
+		return nil, err
+	}
+	res := &TextFile{Encoding: "utf-8", Version: version, TotalLines: countLines(content)}
+	res.Content, res.Truncated = sliceLines(content, line, limit)
+	return res, nil
+}
+
+// readText returns the full text at the resolved path p and its version;
+// display is the caller's spelling, used in errors.
+func (f *FS) readText(p, display string) (string, string, error) {
+	if text, _, ok := f.overlay.get(p); ok {
+		return text, versionOfString(text), nil
+	}
+	data, err := f.readRegular(p, display)
+	if err != nil {
+		return "", "", err
+	}
+	if i := bytes.IndexByte(data[:min(len(data), binarySniffLen)], 0); i >= 0 {
+		return "", "", &NotTextError{Path: display, Reason: NotTextBinary}
+	}
+	if !utf8.Valid(data) {
+		return "", "", &NotTextError{Path: display, Reason: NotTextInvalidUTF8, Offset: int64(firstInvalidUTF8(data))}
+	}
+	return string(data), Version(data), nil
+}
+
+// readRegular reads a regular file, refusing directories, special files
+// (stat first: opening a FIFO would block) and files over the cap.
+func (f *FS) readRegular(p, display string) ([]byte, error) {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return nil, pathError(err, display)
+	}
+	if fi.IsDir() {
+		return nil, &IsDirectoryError{Path: display}
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, &NotTextError{Path: display, Reason: NotTextSpecial}
+	}
+	if fi.Size() > f.maxSize {
+		return nil, &NotTextError{Path: display, Reason: NotTextTooLarge, Size: fi.Size(), Limit: f.maxSize}
+	}
+	file, err := os.Open(p)
+	if err != nil {
+		return nil, pathError(err, display)
+	}
+	defer file.Close()
+	// One allocation of the stat size (plus a byte, to see growth); the file
+	// may still change meanwhile, so read until EOF or one byte past the cap.
+	data := make([]byte, 0, fi.Size()+1)
+	for {
+		n, err := file.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", display, err)
+		}
+		if int64(len(data)) > f.maxSize {
+			break
+		}
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+	}
+	if int64(len(data)) > f.maxSize {
+		return nil, &NotTextError{Path: display, Reason: NotTextTooLarge, Size: int64(len(data)), Limit: f.maxSize}
+	}
+	return data, nil
+}
+
+func firstInvalidUTF8(b []byte) int {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return i
+		}
+		i += n
+	}
+	return len(b)
+}
+
+// pathError maps os errors to the typed errors callers branch on.
+func pathError(err error, display string) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return &NotFoundError{Path: display}
+	case errors.Is(err, syscall.ENOTDIR):
+		return &NotFoundError{Path: display, Hint: "a parent of it is a file, not a directory"}
+	}
+	return err
+}
+
+func countLines(s string) int {
+	n := strings.Count(s, "\n")
+	if len(s) > 0 && s[len(s)-1] != '\n' {
+		n++
+	}
+	return n
+}
+
+// sliceLines returns lines [line, line+limit) of s (1-based, "\n"-terminated
+// lines kept intact) and whether lines after the window were dropped.
+func sliceLines(s string, line, limit int) (string, bool) {
+	if line <= 1 && limit <= 0 {
+		return s, false
+	}
+	start := 0
+	for l := 1; l < line; l++ {
+		i := strings.IndexByte(s[start:], '\n')
+		if i < 0 {
+			return "", false
+		}
+		start += i + 1
+	}
+	if limit <= 0 {
+		return s[start:], false
+	}
+	end := start
+	for l := 0; l < limit; l++ {
+		i := strings.IndexByte(s[end:], '\n')
+		if i < 0 {
+			return s[start:], false
+		}
+		end += i + 1
+	}
+	return s[start:end], end < len(s)
+}
+
+// WriteResult is the result of WriteTextFile.
+type WriteResult struct {
+	Version string // version of the content now in place
+	Created bool   // the file did not exist before
+}
+
+// WriteTextFile replaces the content of path with content, byte for byte.
+// If expectedVersion is not empty it must equal the current version (the
+// overlay's, when the document is open), else *StaleVersionError is returned
+// and nothing is written. Documents open in the overlay are edited through
+// the BufferEditor when one is set; otherwise, and for closed files, the
+// disk is written atomically, keeping the existing file's mode.
+func (f *FS) WriteTextFile(ctx context.Context, path, content, expectedVersion string, createParents bool) (*WriteResult, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	p, err := f.roots.Resolve(path)
+	if err != nil {
+		return nil, err
+	}
+	unlock := f.locks.lock(p)
+	defer unlock()
+
+	newVersion := versionOfString(content)
+	old, _, open := f.overlay.get(p)
+	if open {
+		if expectedVersion != "" {
+			if actual := versionOfString(old); actual != expectedVersion {
+				return nil, &StaleVersionError{Path: path, Expected: expectedVersion, Actual: actual}
+			}
+		}
+		if be := f.bufferEditor(); be != nil {
+			applied, err := be.ApplyFullText(ctx, p, old, content)
+			if err != nil {
+				return nil, fmt.Errorf("apply edit to open document %s: %w", path, err)
+			}
+			if !applied {
+				return nil, &BufferEditRejectedError{Path: path}
+			}
+			f.overlay.setText(p, content)
+			f.agent.record(p)
+			return &WriteResult{Version: newVersion}, nil
+		}
+	}
+
+	fi, statErr := os.Stat(p)
+	exists := statErr == nil
+	if statErr != nil && !errors.Is(statErr, fs.ErrNotExist) {
+		return nil, pathError(statErr, path)
+	}
+	if exists && fi.IsDir() {
+		return nil, &IsDirectoryError{Path: path}
+	}
+	if exists && !fi.Mode().IsRegular() {
+		return nil, &NotTextError{Path: path, Reason: NotTextSpecial}
+	}
+	if expectedVersion != "" && !open {
+		actual := ""
+		if exists {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return nil, pathError(err, path)
+			}
+			actual = Version(data)
+		}
+		if actual != expectedVersion {
+			return nil, &StaleVersionError{Path: path, Expected: expectedVersion, Actual: actual}
+		}
+	}
+
+	dir := filepath.Dir(p)
+	if _, err := os.Stat(dir); err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			return nil, pathError(err, filepath.Dir(path))
+		}
+		if !createParents {
+			return nil, &NotFoundError{Path: filepath.Dir(p), Hint: "pass createParents to create the missing directories"}
+		}
+		f.agent.record(firstMissing(dir))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("create parent directories of %s: %w", path, err)
+		}
+	}
+
+	var mode fs.FileMode
+	if exists {
+		mode = fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
+	}
+	if exists {
+		f.agent.recordReplace(p)
+	} else {
+		f.agent.record(p)
+	}
+	if err := writeFileAtomic(p, []byte(content), mode, exists); err != nil {
+		return nil, fmt.Errorf("write %s: %w", path, err)
+	}
+	if open {
+		// No way to reach the buffer: the disk was written, and reads stay
+		// consistent with what the agent just wrote until the editor
+		// reports its buffer again.
+		f.overlay.setText(p, content)
+	}
+	return &WriteResult{Version: newVersion, Created: !exists}, nil
+}
+
+// firstMissing returns the outermost ancestor of dir (or dir) that does not
+// exist, the directory whose creation the watcher will report.
+func firstMissing(dir string) string {
+	for {
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return dir
+		}
+		if _, err := os.Stat(parent); err == nil {
+			return dir
+		}
+		dir = parent
+	}
+}
+
+// writeFileAtomic writes data to a temporary sibling of target and renames
+// it over target, so readers (and a crash) see the old or the new content,
+// never a mix. keepMode applies mode; otherwise the file is created 0666
+// minus the umask, like any new file.
+func writeFileAtomic(target string, data []byte, mode fs.FileMode, keepMode bool) (err error) {
+	dir, base := filepath.Split(target)
+	if len(base) > 180 {
+		base = base[:180] // keep the temp name under NAME_MAX
+	}
+	var tmp *os.File
+	for range 100 {
+		var rnd [8]byte
+		rand.Read(rnd[:])
+		name := filepath.Join(dir, "."+base+tmpMarker+hex.EncodeToString(rnd[:]))
+		tmp, err = os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+		if !errors.Is(err, fs.ErrExist) {
+			break
+		}
+	}
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err = tmp.Write(data); err != nil {
+		return err
+	}
+	if keepMode {
+		if err = tmp.Chmod(mode); err != nil {
+			return err
+		}
+	}
+	if err = tmp.Sync(); err != nil {
+		return err
+	}
+	if err = tmp.Close(); err != nil {
+		return err
+	}
+	if err = os.Rename(tmp.Name(), target); err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
+
+// syncDir makes a rename durable: the directory entry lives in the directory.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
+		return err // some filesystems cannot fsync directories; that is not our failure
+	}
+	return nil
+}
+
+// Entry types, as reported by Stat and ListDirectory.
+const (
+	TypeFile      = "file"
+	TypeDirectory = "directory"
+	TypeSymlink   = "symlink"
+)
+
+// FileInfo is the result of Stat.
+type FileInfo struct {
+	Exists bool
+	Type   string // TypeFile or TypeDirectory (of the symlink target, if any)
+	// IsSymlink reports that the path itself is a symlink.
+	IsSymlink bool
+	Size      int64
+	MTime     time.Time
+	Mode      fs.FileMode // permission bits
+	IsBinary  bool
+	// Version is set for text files within the size cap.
+	Version string
+}
+
+// Stat describes path. A missing path is not an error: Exists is false.
+// While the path is open in the overlay, Size, IsBinary and Version describe
+// the buffer text.
+func (f *FS) Stat(ctx context.Context, path string) (*FileInfo, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	name, err := f.roots.resolveNoFollow(path)
+	if err != nil {
+		return nil, err
+	}
+	p, err := f.roots.Resolve(path)
+	if err != nil {
+		return nil, err
+	}
+	info := &FileInfo{}
+	if lfi, err := os.Lstat(name); err == nil && lfi.Mode()&fs.ModeSymlink != 0 {
+		info.IsSymlink = true
+	}
+	fi, err := os.Stat(p)
+	text, _, open := f.overlay.get(p)
+	switch {
+	case err == nil:
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+		if open {
+			info.Exists, info.Type, info.Size, info.Version = true, TypeFile, int64(len(text)), versionOfString(text)
+		}
+		return info, nil
+	default:
+		return nil, err
+	}
+	info.Exists, info.Size, info.MTime, info.Mode = true, fi.Size(), fi.ModTime(), fi.Mode().Perm()
+	if fi.IsDir() {
+		info.Type = TypeDirectory
+		return info, nil
+	}
+	info.Type = TypeFile
+	if open {
+		info.Size, info.Version = int64(len(text)), versionOfString(text)
+		return info, nil
+	}
+	if !fi.Mode().IsRegular() {
+		return info, nil
+	}
+	if fi.Size() <= f.maxSize {
+		if data, err := os.ReadFile(p); err == nil {
+			info.IsBinary = bytes.IndexByte(data[:min(len(data), binarySniffLen)], 0) >= 0
+			if !info.IsBinary {
+				info.Version = Version(data)
+			}
+		}
+	} else if sniff, err := readPrefix(p, binarySniffLen); err == nil {
+		info.IsBinary = bytes.IndexByte(sniff, 0) >= 0
+	}
+	return info, nil
+}
+
+func readPrefix(p string, n int) ([]byte, error) {
+	file, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+	return io.ReadAll(io.LimitReader(file, int64(n)))
+}
+
+// Mkdir creates the directory path. With parents, missing parents are
+// created and an existing directory is not an error (mkdir -p).
+func (f *FS) Mkdir(ctx context.Context, path string, parents bool) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	p, err := f.roots.Resolve(path)
+	if err != nil {
+		return err
+	}
+	if fi, err := os.Stat(p); err == nil {
+		if !fi.IsDir() {
+			return &ExistsError{Path: path}
+		}
+		if parents {
+			return nil
+		}
+		return &ExistsError{Path: path}
+	}
+	if parents {
+		f.agent.record(firstMissing(p))
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			return fmt.Errorf("create directory %s: %w", path, err)
+		}
+		return nil
+	}
+	f.agent.record(p)
+	if err := os.Mkdir(p, 0o755); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return &NotFoundError{Path: filepath.Dir(p), Hint: "pass parents to create the missing directories"}
+		}
+		return fmt.Errorf("create directory %s: %w", path, err)
+	}
+	return nil
+}
+
+// Delete removes path; a symlink is removed, not its target. A non-empty
+// directory needs recursive. The roots themselves (and directories holding
+// a root) cannot be deleted.
+func (f *FS) Delete(ctx context.Context, path string, recursive bool) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	p, err := f.roots.resolveNoFollow(path)
+	if err != nil {
+		return err
+	}
+	if f.holdsRoot(p) {
+		return &RootOperationError{Path: path, Op: "delete"}
+	}
+	unlock := f.locks.lock(p)
+	defer unlock()
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return pathError(err, path)
+	}
+	f.agent.record(p)
+	if fi.IsDir() && recursive {
+		if err := os.RemoveAll(p); err != nil {
+			return fmt.Errorf("delete %s: %w", path, err)
+		}
+		return nil
+	}
+	if err := os.Remove(p); err != nil {
+		if errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST) {
+			return &DirectoryNotEmptyError{Path: path}
+		}
+		return fmt.Errorf("delete %s: %w", path, err)
+	}
+	return nil
+}
+
+// holdsRoot reports whether removing or renaming p would take a root with it.
+func (f *FS) holdsRoot(p string) bool {
+	for _, d := range f.roots.dirs {
+		if d == p || strings.HasPrefix(d, p+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
+}
+
+// Move renames from to to; a symlink is moved, not its target. If to exists
+// and overwrite is false, *ExistsError is returned.
+func (f *FS) Move(ctx context.Context, from, to string, overwrite bool) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	src, err := f.roots.resolveNoFollow(from)
+	if err != nil {
+		return err
+	}
+	dst, err := f.roots.resolveNoFollow(to)
+	if err != nil {
+		return err
+	}
+	if f.holdsRoot(src) {
+		return &RootOperationError{Path: from, Op: "move"}
+	}
+	if f.roots.isRoot(dst) {
+		return &RootOperationError{Path: to, Op: "move onto"}
+	}
+	if _, err := os.Lstat(src); err != nil {
+		return pathError(err, from)
+	}
+	if _, err := os.Lstat(dst); err == nil && !overwrite {
+		return &ExistsError{Path: to}
+	}
+	if _, err := os.Stat(filepath.Dir(dst)); err != nil {
+		return &NotFoundError{Path: filepath.Dir(dst), Hint: "create the destination directory first"}
+	}
+	f.agent.record(src, dst)
+	if err := os.Rename(src, dst); err != nil {
+		return fmt.Errorf("move %s to %s: %w", from, to, err)
+	}
+	return nil
+}
+
+// pathLocks is a keyed mutex: one lock per resolved path, dropped when unused.
+type pathLocks struct {
+	mu sync.Mutex
+	m  map[string]*pathLock
+}
+
+type pathLock struct {
+	mu   sync.Mutex
+	refs int
+}
+
+func (l *pathLocks) lock(p string) (unlock func()) {
+	l.mu.Lock()
+	if l.m == nil {
+		l.m = make(map[string]*pathLock)
+	}
+	pl := l.m[p]
+	if pl == nil {
+		pl = &pathLock{}
+		l.m[p] = pl
+	}
+	pl.refs++
+	l.mu.Unlock()
+	pl.mu.Lock()
+	return func() {
+		pl.mu.Unlock()
+		l.mu.Lock()
+		if pl.refs--; pl.refs == 0 {
+			delete(l.m, p)
+		}
+		l.mu.Unlock()
+	}
+}
+
+// agentTagWindow is how long after an FS operation the watcher attributes
+// events on that path to the agent. Events arrive within milliseconds; the
+// margin covers a loaded machine. An external edit inside the window is
+// mis-tagged "agent", which only skips a notification the editor's own
+// watcher will deliver anyway.
+const agentTagWindow = 2 * time.Second
+
+// agentLog remembers paths the FS itself changed recently.
+type agentLog struct {
+	mu      sync.Mutex
+	entries map[string]agentEntry
+}
+
+type agentEntry struct {
+	until    time.Time
+	replaced bool // an existing file was rewritten (renamed over)
+}
+
+func (a *agentLog) record(paths ...string) { a.put(false, paths...) }
+
+// recordReplace notes an atomic rewrite of an existing file, which inotify
+// reports as a creation; the watcher turns it back into a change.
+func (a *agentLog) recordReplace(p string) { a.put(true, p) }
+
+func (a *agentLog) put(replaced bool, paths ...string) {
+	now := time.Now()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.entries) > 1024 {
+		for p, e := range a.entries {
+			if now.After(e.until) {
+				delete(a.entries, p)
+			}
+		}
+	}
+	for _, p := range paths {
+		a.entries[p] = agentEntry{until: now.Add(agentTagWindow), replaced: replaced}
+	}
+}
+
+// byAgent reports whether p, or a directory above it (a recursive delete or
+// a moved directory), was changed by the FS within the tag window.
+func (a *agentLog) byAgent(p string) bool {
+	now := time.Now()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.entries) == 0 {
+		return false
+	}
+	for {
+		if e, ok := a.entries[p]; ok && now.Before(e.until) {
+			return true
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return false
+		}
+		p = parent
+	}
+}
+
+// replaced reports whether p was recently rewritten in place by the FS.
+func (a *agentLog) replaced(p string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	e, ok := a.entries[p]
+	return ok && e.replaced && time.Now().Before(e.until)
+}

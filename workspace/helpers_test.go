@@ -1,0 +1,64 @@
+package workspace
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// assertEqual is the one assertion helper: it prints the input, want and got.
+func assertEqual[T comparable](t testing.TB, input string, want, got T) {
+	t.Helper()
+	if want != got {
+		t.Errorf("input: %s\nwant: %#v\ngot:  %#v", input, want, got)
+	}
+}
+
+// kindOf returns the Kind of a typed workspace error, "" for nil, or the
+// Go type and message for anything else.
+func kindOf(err error) string {
+	if err == nil {
+		return ""
+	}
+	var k interface{ Kind() string }
+	if errors.As(err, &k) {
+		return k.Kind()
+	}
+	return fmt.Sprintf("%T: %v", err, err)
+}
+
+// newFS returns an FS over a fresh root holding files (name -> content).
+func newFS(t testing.TB, files map[string]string) (*FS, string) {
+	t.Helper()
+	roots, err := NewRoots([]string{t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := roots.First()
+	writeFiles(t, root, files)
+	return New(roots, Options{}), root
+}
+
+func writeFiles(t testing.TB, root string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func readFile(t testing.TB, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
