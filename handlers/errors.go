@@ -26,11 +26,59 @@ const (
 	codeAlreadyExists        = 1013
 	codeOperationFailed      = 1014
 	codeInvalidRoot          = 1015
+	codeTerminalState        = 1016
+	codeInvalidArgument      = 1017
+	codeShellUnavailable     = 1018
 )
+
+// codeOfKind groups the kinds that domain errors report (their Kind
+// method) into codes; error.data.kind keeps the detail. A kind missing here
+// answers codeOperationFailed.
+var codeOfKind = map[string]int64{
+	"not_found":              codeFileNotFound,
+	"is_directory":           codeNotAFile,
+	"not_directory":          codeNotAFile,
+	"special_file":           codeNotAFile,
+	"path_outside_workspace": codePathOutsideWorkspace,
+	"binary":                 codeNotText,
+	"too_large":              codeNotText,
+	"invalid_utf8":           codeNotText,
+	"unsupported_binary":     codeNotText,
+	"old_str_not_found":      codeOldStrNotFound,
+	"old_str_not_unique":     codeOldStrNotUnique,
+	"no_edit_history":        codeNothingToUndo,
+	"stale_version":          codeStaleVersion,
+	"changed_outside_editor": codeStaleVersion,
+	"terminal_not_found":     codeTerminalNotFound,
+	"permission_denied":      codePermissionDenied,
+	"unsupported_action":     codeUnsupportedAction,
+	"terminal_busy":          codeTerminalBusy,
+	"terminal_limit":         codeTerminalBusy,
+	"exists":                 codeAlreadyExists,
+	"file_exists":            codeAlreadyExists,
+	"invalid_root":           codeInvalidRoot,
+	"terminal_dead":          codeTerminalState,
+	"no_running_command":     codeTerminalState,
+	"input_blocked":          codeTerminalState,
+	"pool_closed":            codeTerminalState,
+	"invalid_view_range":     codeInvalidArgument,
+	"invalid_insert_line":    codeInvalidArgument,
+	"new_str_equals_old_str": codeInvalidArgument,
+	"missing_parameter":      codeInvalidArgument,
+	"invalid_option":         codeInvalidArgument,
+	"unknown_command":        codeInvalidArgument,
+	"path_not_absolute":      codeInvalidArgument,
+	"shell_not_found":        codeShellUnavailable,
+	"shell_start_failed":     codeShellUnavailable,
+}
 
 // kinder is implemented by typed domain errors: a stable snake_case kind
 // that goes into error.data.kind.
 type kinder interface{ Kind() string }
+
+// dataer is implemented by domain errors with more to say in error.data
+// (a size, the lines of a duplicate match, the running command).
+type dataer interface{ Data() map[string]any }
 
 // toRPCError maps an error from a domain package to a JSON-RPC error. It is
 // the only place where domain errors meet protocol codes.
@@ -43,49 +91,20 @@ func toRPCError(err error) error {
 		return err // rpc answers -32800 for a cancelled request
 	}
 	var k kinder
-	if errors.As(err, &k) {
-		data := map[string]any{"kind": k.Kind()}
-		if d, ok := err.(interface{ Data() map[string]any }); ok {
-			for key, v := range d.Data() {
-				data[key] = v
-			}
+	if !errors.As(err, &k) {
+		return rpc.NewError(rpc.CodeInternalError, err.Error(), nil)
+	}
+	data := map[string]any{}
+	var d dataer
+	if errors.As(err, &d) {
+		for key, v := range d.Data() {
+			data[key] = v
 		}
-		return rpc.NewError(codeForKind(k.Kind()), err.Error(), data)
 	}
-	return rpc.NewError(rpc.CodeInternalError, err.Error(), nil)
-}
-
-// codeForKind groups kinds into codes; the kind says the detail.
-func codeForKind(kind string) int64 {
-	switch kind {
-	case "not_found":
-		return codeFileNotFound
-	case "is_directory", "not_directory", "not_a_file":
-		return codeNotAFile
-	case "path_outside_workspace":
-		return codePathOutsideWorkspace
-	case "binary", "too_large", "invalid_utf8":
-		return codeNotText
-	case "old_str_not_found":
-		return codeOldStrNotFound
-	case "old_str_not_unique":
-		return codeOldStrNotUnique
-	case "nothing_to_undo":
-		return codeNothingToUndo
-	case "stale_version", "changed_outside_editor":
-		return codeStaleVersion
-	case "terminal_not_found":
-		return codeTerminalNotFound
-	case "permission_denied":
-		return codePermissionDenied
-	case "unsupported_action":
-		return codeUnsupportedAction
-	case "terminal_busy", "pool_exhausted":
-		return codeTerminalBusy
-	case "exists":
-		return codeAlreadyExists
-	case "invalid_root":
-		return codeInvalidRoot
+	data["kind"] = k.Kind()
+	code, ok := codeOfKind[k.Kind()]
+	if !ok {
+		code = codeOperationFailed
 	}
-	return codeOperationFailed
+	return rpc.NewError(code, err.Error(), data)
 }

@@ -85,6 +85,12 @@ func (h *Handlers) initialize(ctx context.Context, p *initializeParams) (*initia
 		RequestPermission: c.Permissions.RequestPermission,
 	}
 	h.mu.Unlock()
+	if err := h.startFiles(roots); err != nil {
+		return nil, err
+	}
+	if err := h.startTerminals(roots); err != nil {
+		return nil, err
+	}
 	client := "unknown client"
 	if p.ClientInfo != nil {
 		client = p.ClientInfo.Name + " " + p.ClientInfo.Version

@@ -8,16 +8,26 @@ import (
 )
 
 // Methods is the method table: every method the bridge serves, with its
-// handler and concurrency class. Lifecycle messages that only change the
-// session state (shutdown, exit, $/cancelRequest, $/setTrace) are handled by
-// package rpc itself and listed in docs/protocol.md.
+// handler and concurrency class. Each area keeps its part of the table at
+// the top of its file (files.go, terminals.go); docs/protocol.md lists them
+// all. Lifecycle messages that only change the session state (shutdown,
+// exit, $/cancelRequest, $/setTrace) are handled by package rpc itself.
 func (h *Handlers) Methods() map[string]rpc.Method {
-	return map[string]rpc.Method{
+	m := map[string]rpc.Method{
 		"initialize":  {Class: rpc.Inline, Handle: handle(h.initialize)},
 		"initialized": {Class: rpc.Inline, Handle: handle(h.initialized)},
 		"bridge/info": {Class: rpc.Inline, Handle: handle(h.info)},
 		"bridge/wait": {Class: rpc.Concurrent, Handle: handle(h.wait)},
 	}
+	for _, area := range []map[string]rpc.Method{h.fileMethods(), h.terminalMethods()} {
+		for name, method := range area {
+			if _, dup := m[name]; dup {
+				panic("handlers: method " + name + " is registered twice")
+			}
+			m[name] = method
+		}
+	}
+	return m
 }
 
 // handle adapts a typed handler: it decodes params (bad params → -32602

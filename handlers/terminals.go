@@ -1,0 +1,16 @@
+package handlers
+
+import (
+	"context"
+
+	"github.com/oh-bridge/oh-bridge/rpc"
+)
+
+// terminalMethods are the terminal/* methods.
+func (h *Handlers) terminalMethods() map[string]rpc.Method { return nil }
+
+// startTerminals creates the session's terminal pool.
+func (h *Handlers) startTerminals(roots []string) error { return nil }
+
+// stopTerminals closes every terminal and kills its process groups.
+func (h *Handlers) stopTerminals(ctx context.Context) {}
