@@ -14,3 +14,6 @@ func (h *Handlers) startFiles(roots []string) error { return nil }
 
 // stopFiles stops watching.
 func (h *Handlers) stopFiles(ctx context.Context) {}
+
+// fileCapabilities are merged into initialize's result capabilities.
+func (h *Handlers) fileCapabilities() map[string]any { return nil }

@@ -106,10 +106,16 @@ func (h *Handlers) initialize(ctx context.Context, p *initializeParams) (*initia
 // serverCapabilities advertises what this build serves. Keys are
 // oh-bridge's own, except where the LSP feature itself is meant.
 func (h *Handlers) serverCapabilities() map[string]any {
-	return map[string]any{
+	caps := map[string]any{
 		"positionEncoding": "utf-16",
 		"bridge":           map[string]any{"info": true, "cancelRequest": true, "workDoneProgress": true},
 	}
+	for _, area := range []map[string]any{h.fileCapabilities(), h.terminalCapabilities()} {
+		for k, v := range area {
+			caps[k] = v
+		}
+	}
+	return caps
 }
 
 type noParams struct{}

@@ -14,3 +14,6 @@ func (h *Handlers) startTerminals(roots []string) error { return nil }
 
 // stopTerminals closes every terminal and kills its process groups.
 func (h *Handlers) stopTerminals(ctx context.Context) {}
+
+// terminalCapabilities are merged into initialize's result capabilities.
+func (h *Handlers) terminalCapabilities() map[string]any { return nil }
