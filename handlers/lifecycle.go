@@ -91,6 +91,9 @@ func (h *Handlers) initialize(ctx context.Context, p *initializeParams) (*initia
 	if err := h.startTerminals(roots); err != nil {
 		return nil, err
 	}
+	if err := h.startOpenHands(roots); err != nil {
+		return nil, err
+	}
 	client := "unknown client"
 	if p.ClientInfo != nil {
 		client = p.ClientInfo.Name + " " + p.ClientInfo.Version
@@ -110,7 +113,7 @@ func (h *Handlers) serverCapabilities() map[string]any {
 		"positionEncoding": "utf-16",
 		"bridge":           map[string]any{"info": true, "cancelRequest": true, "workDoneProgress": true},
 	}
-	for _, area := range []map[string]any{h.fileCapabilities(), h.terminalCapabilities()} {
+	for _, area := range []map[string]any{h.fileCapabilities(), h.terminalCapabilities(), h.openhandsCapabilities()} {
 		for k, v := range area {
 			caps[k] = v
 		}
