@@ -64,6 +64,7 @@ func (h *Handlers) Bind(conn Conn) { h.conn = conn }
 // watchers). It is safe to call more than once.
 func (h *Handlers) Shutdown(ctx context.Context) {
 	h.log.Debug("shutdown")
+	h.stopOpenHands(ctx)
 	h.stopTerminals(ctx)
 	h.stopFiles(ctx)
 }
