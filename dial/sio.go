@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -374,7 +375,7 @@ func (c *Conn) readLoop(queue *eventQueue, connected chan<- error) {
 			if timedOut {
 				err = &TimeoutError{Step: "a heartbeat from the server", After: silence}
 			} else if !c.isClosed() {
-				err = fmt.Errorf("connection to OpenHands lost: %w", err)
+				err = lostError(err)
 			}
 			answer(err)
 			c.shutdown(err)
@@ -480,6 +481,18 @@ func (c *Conn) isClosed() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.closed
+}
+
+// lostError says in plain words why an established connection ended.
+func lostError(err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(err.Error(), "EOF") {
+		return fmt.Errorf("lost the connection to OpenHands: the server closed the connection (stopped or restarting?): %w", err)
+	}
+	var ce websocket.CloseError
+	if errors.As(err, &ce) {
+		return fmt.Errorf("lost the connection to OpenHands: the server closed the websocket (%d %s)", ce.Code, ce.Reason)
+	}
+	return fmt.Errorf("lost the connection to OpenHands: %w", err)
 }
 
 // splitAckID separates a leading decimal ack id from the JSON payload.

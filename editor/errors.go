@@ -1,5 +1,11 @@
 package editor
 
+import (
+	"errors"
+
+	"github.com/oh-bridge/oh-bridge/workspace"
+)
+
 // ToolError kinds. Stable snake_case strings for error.data.kind.
 const (
 	KindPathNotAbsolute      = "path_not_absolute"
@@ -35,3 +41,25 @@ type ToolError struct {
 func (e *ToolError) Error() string { return e.Message }
 
 func (e *ToolError) Unwrap() error { return e.Err }
+
+// Data is what a caller may add to a wire error beside the kind and the
+// message: the path, the lines of a non-unique old_str, and for a file that
+// is not text, what package workspace reports (size and limit, or offset).
+func (e *ToolError) Data() map[string]any {
+	d := map[string]any{}
+	if e.Path != "" {
+		d["path"] = e.Path
+	}
+	if len(e.Lines) > 0 {
+		d["lines"] = e.Lines
+	}
+	var notText *workspace.NotTextError
+	if errors.As(e.Err, &notText) {
+		for k, v := range notText.Data() {
+			if k != "path" {
+				d[k] = v
+			}
+		}
+	}
+	return d
+}

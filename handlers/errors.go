@@ -49,6 +49,7 @@ var codeOfKind = map[string]int64{
 	"no_edit_history":        codeNothingToUndo,
 	"stale_version":          codeStaleVersion,
 	"changed_outside_editor": codeStaleVersion,
+	"buffer_edit_rejected":   codeStaleVersion,
 	"terminal_not_found":     codeTerminalNotFound,
 	"permission_denied":      codePermissionDenied,
 	"unsupported_action":     codeUnsupportedAction,

@@ -47,6 +47,10 @@ type Handlers struct {
 	mu    sync.Mutex
 	roots []string
 	caps  ClientCapabilities
+
+	files *filesState // workspace, editor, open documents and watcher (files.go)
+	terms *termState  // terminal pool and streaming state (terminals.go), guarded by mu
+	oh    *ohState    // the OpenHands action runtime (openhands.go)
 }
 
 // New returns handlers for one session. Call Bind before serving.

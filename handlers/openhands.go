@@ -2,18 +2,116 @@ package handlers
 
 import (
 	"context"
+	"encoding/json"
 
+	"github.com/oh-bridge/oh-bridge/ohruntime"
 	"github.com/oh-bridge/oh-bridge/rpc"
+	"github.com/oh-bridge/oh-bridge/workspace"
 )
 
 // openhandsMethods are the openhands/* methods.
-func (h *Handlers) openhandsMethods() map[string]rpc.Method { return nil }
+//
+// openhands/execute_action is concurrent: package ohruntime runs actions one
+// at a time itself (like action_execution_server's asyncio.Lock), and a
+// call waiting for its turn or for a command can be cancelled. Cancelling
+// ends the wait only: a running command keeps running, as after a timeout,
+// and its output so far comes with the next observation (an empty `run`
+// polls it).
+func (h *Handlers) openhandsMethods() map[string]rpc.Method {
+	return map[string]rpc.Method{
+		"openhands/execute_action": {Class: rpc.Concurrent, Handle: handle(h.executeAction)},
+	}
+}
 
-// startOpenHands prepares the OpenHands action runtime once the roots are known.
-func (h *Handlers) startOpenHands(roots []string) error { return nil }
+// ohState is the session's OpenHands runtime. The runtime itself starts no
+// process until an action needs one.
+type ohState struct {
+	rt *ohruntime.Runtime
+}
 
-// stopOpenHands closes the agent's shells.
-func (h *Handlers) stopOpenHands(ctx context.Context) {}
+// startOpenHands prepares the OpenHands action runtime once the roots are
+// known. It is cheap: the agent shell starts with the first run action.
+func (h *Handlers) startOpenHands(roots []string) error {
+	fs := h.sharedFS()
+	if fs == nil {
+		r, err := workspace.NewRoots(roots)
+		if err != nil {
+			return err
+		}
+		fs = workspace.New(r, workspace.Options{})
+	}
+	rt, err := ohruntime.New(ohruntime.Options{FS: fs, Logger: h.cfg.Logger})
+	if err != nil {
+		return err
+	}
+	h.mu.Lock()
+	h.oh = &ohState{rt: rt}
+	h.mu.Unlock()
+	return nil
+}
+
+// sharedFS is the files area's workspace, so OpenHands writes reach open
+// editor buffers like the fs/* methods' writes do.
+func (h *Handlers) sharedFS() *workspace.FS {
+	if h.files != nil && h.files.fs != nil {
+		return h.files.fs
+	}
+	return nil
+}
+
+// stopOpenHands closes the agent's shells and Python session.
+func (h *Handlers) stopOpenHands(ctx context.Context) {
+	h.mu.Lock()
+	st := h.oh
+	h.mu.Unlock()
+	if st != nil {
+		st.rt.Close()
+	}
+}
 
 // openhandsCapabilities are merged into initialize's result capabilities.
-func (h *Handlers) openhandsCapabilities() map[string]any { return nil }
+func (h *Handlers) openhandsCapabilities() map[string]any {
+	return map[string]any{
+		"openhands": map[string]any{
+			"actions": map[string]any{
+				"execute":      true,
+				"types":        ohruntime.Executed,
+				"acknowledged": ohruntime.Answered,
+			},
+		},
+	}
+}
+
+type executeActionParams struct {
+	Action json.RawMessage `json:"action"`
+}
+
+type executeActionResult struct {
+	Observation *ohruntime.Observation `json:"observation"`
+}
+
+// executeAction runs one OpenHands action dict and answers the observation
+// dict OpenHands' runtime would give.
+func (h *Handlers) executeAction(ctx context.Context, p *executeActionParams) (*executeActionResult, error) {
+	if len(p.Action) == 0 || string(p.Action) == "null" {
+		return nil, rpc.InvalidParams("action", `an OpenHands action object, e.g. {"action": "run", "args": {"command": "ls"}}`)
+	}
+	h.mu.Lock()
+	st := h.oh
+	h.mu.Unlock()
+	if st == nil {
+		return nil, rpc.NewError(rpc.CodeInternalError, "the OpenHands runtime is not started", nil)
+	}
+	progress := rpc.WorkDone(ctx)
+	progress.Begin(ctx, "OpenHands action", "")
+	obs, err := st.rt.Execute(ctx, p.Action)
+	if err != nil {
+		progress.End(ctx, "failed")
+		if ae, ok := err.(*ohruntime.ActionError); ok {
+			return nil, rpc.InvalidParams(ae.Field, ae.Reason)
+		}
+		return nil, toRPCError(err)
+	}
+	progress.End(ctx, obs.Message)
+	return &executeActionResult{Observation: obs}, nil
+}

@@ -124,6 +124,10 @@ type Mismatch struct {
 type ReplayResult struct {
 	Mismatches []Mismatch
 	Compared   int
+	// Updated is the recording with every bridge message replaced by what
+	// the bridge sent this time (messages it no longer sends are dropped,
+	// new ones are appended), for `replay --update`.
+	Updated []Record
 }
 
 // Replay sends the client side of records to a fresh bridge over conn and
@@ -277,9 +281,20 @@ func Replay(records []Record, conn io.ReadWriteCloser, opts ReplayOptions) (*Rep
 	for _, k := range expKeys {
 		expected[k] = true
 	}
+	for i, r := range records {
+		if r.Dir == "out" && expKeys[i] != "" {
+			if msg, ok := actual[expKeys[i]]; ok {
+				r.Msg = msg
+			} else {
+				continue
+			}
+		}
+		res.Updated = append(res.Updated, r)
+	}
 	for _, k := range order {
 		if !expected[k] {
 			res.Mismatches = append(res.Mismatches, Mismatch{Key: k, Actual: opts.Actual.Normalize(actual[k])})
+			res.Updated = append(res.Updated, Record{T: records[len(records)-1].T, Dir: "out", Msg: actual[k]})
 		}
 	}
 	return res, nil

@@ -192,3 +192,63 @@ func clip(s string, n int) string {
 	}
 	return string(r[:n]) + "…"
 }
+
+// Data methods give handlers/ the facts behind an error for the protocol's
+// error.data, so a client can act without parsing the message.
+
+// Data returns {shell}.
+func (e *ShellNotFoundError) Data() map[string]any { return map[string]any{"shell": e.Shell} }
+
+// Data returns {option, value}.
+func (e *InvalidOptionError) Data() map[string]any {
+	return map[string]any{"option": e.Option, "value": e.Value}
+}
+
+// Data returns {terminalId, seq, command} of the command that holds the
+// terminal (seq and command are absent when no protocol command does).
+func (e *BusyError) Data() map[string]any {
+	d := map[string]any{"terminalId": e.TerminalID}
+	if e.Command != "" {
+		d["command"] = e.Command
+	}
+	if e.Seq > 0 {
+		d["seq"] = e.Seq
+	}
+	return d
+}
+
+// Data returns {terminalId, exitCode} (the shell's status).
+func (e *DeadError) Data() map[string]any {
+	return map[string]any{"terminalId": e.TerminalID, "exitCode": e.ExitCode}
+}
+
+// Data returns {terminalId}.
+func (e *NotRunningError) Data() map[string]any { return map[string]any{"terminalId": e.TerminalID} }
+
+// Data returns {terminalId, seq}.
+func (e *UnknownCommandError) Data() map[string]any {
+	return map[string]any{"terminalId": e.TerminalID, "seq": e.Seq}
+}
+
+// Data returns {terminalId, written}.
+func (e *InputBlockedError) Data() map[string]any {
+	return map[string]any{"terminalId": e.TerminalID, "written": e.Written}
+}
+
+// Data returns {terminalId}.
+func (e *NotFoundError) Data() map[string]any { return map[string]any{"terminalId": e.TerminalID} }
+
+// Data returns {limit, terminals: [{terminalId, state, command?, seq?, cwd}]}:
+// what runs where.
+func (e *LimitError) Data() map[string]any {
+	ts := make([]map[string]any, 0, len(e.Terminals))
+	for _, t := range e.Terminals {
+		m := map[string]any{"terminalId": t.ID, "state": string(t.State), "cwd": t.Cwd}
+		if t.Command != "" {
+			m["command"] = t.Command
+			m["seq"] = t.Seq
+		}
+		ts = append(ts, m)
+	}
+	return map[string]any{"limit": e.Limit, "terminals": ts}
+}

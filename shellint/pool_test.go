@@ -3,6 +3,8 @@ package shellint
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"sort"
 	"sync"
 	"testing"
@@ -27,7 +29,9 @@ func TestPoolReuseAndConcurrency(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r, err := p.Run(ctx, RunRequest{Command: "sleep 0.5; echo done", Open: OpenOptions{Cwd: dir}})
+			// Wait for a file rather than a fixed time: under load the
+			// three shells may start further apart than any sleep.
+			r, err := p.Run(ctx, RunRequest{Command: "until [ -e go ]; do sleep 0.02; done; echo done", Open: OpenOptions{Cwd: dir}})
 			if err != nil || r.Output != "done\n" {
 				t.Errorf("run %d: %+v %v", i, r, err)
 				return
@@ -50,6 +54,7 @@ func TestPoolReuseAndConcurrency(t *testing.T) {
 	if !errors.As(err, &lim) || lim.Kind() != "terminal_limit" || len(lim.Terminals) != 3 || lim.Terminals[0].Command == "" {
 		t.Fatalf("at limit: %v", err)
 	}
+	os.WriteFile(filepath.Join(dir, "go"), nil, 0o644)
 	wg.Wait()
 	sort.Strings(ids)
 	if ids[0] != "t1" || ids[1] != "t2" || ids[2] != "t3" {

@@ -32,6 +32,7 @@ const (
 	closeGrace            = 500 * time.Millisecond
 	keptCommands          = 8
 	fgSettleTimeout       = 2 * time.Second
+	fgForkTimeout         = 250 * time.Millisecond
 )
 
 // Options configure one terminal.
@@ -369,11 +370,14 @@ func (s *Session) startShell(ctx context.Context, m Mode) (ok bool, err error) {
 	s.ready = false
 	s.scan = markScanner{}
 	s.mu.Unlock()
+	// Hold mu across the start so that onData, which takes mu, cannot see
+	// the first bytes before s.proc says whose they are.
+	s.mu.Lock()
 	p, err := startProc(argv, env, s.cwd, s.cols, s.rows, s.onData, s.onExit)
 	if err != nil {
+		s.mu.Unlock()
 		return false, &StartError{Shell: s.shellPath, Err: err}
 	}
-	s.mu.Lock()
 	s.proc = p
 	s.mu.Unlock()
 
@@ -825,19 +829,20 @@ func (s *Session) startFallback(c *command) error {
 	if err != nil {
 		bash = s.shellPath
 	}
+	env := s.baseEnv()
+	// Hold mu across the start: a quick command's output (or exit) reaches
+	// onData/onExit, which take mu, only once c.proc says whose it is;
+	// before, it was dropped as an abandoned process's.
 	s.mu.Lock()
 	c.started = true
-	s.mu.Unlock()
-	p, err := startProc([]string{bash, "--noprofile", "--norc", "-c", script}, s.baseEnv(), cwd, cols, rows,
+	p, err := startProc([]string{bash, "--noprofile", "--norc", "-c", script}, env, cwd, cols, rows,
 		s.onData, s.onExit)
 	if err == nil {
-		s.mu.Lock()
 		c.proc = p
 		s.proc = p
 		s.mu.Unlock()
 		return nil
 	}
-	s.mu.Lock()
 	s.finishLocked(c, 127, "exited")
 	s.mu.Unlock()
 	return &StartError{Shell: bash, Err: err}
@@ -1018,14 +1023,23 @@ func (s *Session) interrupt(ctx context.Context, c *command, reason string, hard
 		{"sigterm", func(c *command) { s.signalCommand(c, unix.SIGTERM) }, s.opts.TermGrace},
 		{"sigkill", func(c *command) { s.signalCommand(c, unix.SIGKILL) }, killGrace},
 	}
-	if hard && s.signalTarget(c) > 0 {
-		steps = steps[2:]
-	}
 	s.mu.Lock()
 	if !c.done {
 		c.reason = reason
 	}
 	s.mu.Unlock()
+	// A command the shell has not picked up yet (a slow prompt hook, a
+	// loaded machine) is still a line in the tty's input queue: Ctrl-C now
+	// would flush it, the command would never start nor end, and the
+	// escalation would end in killing the terminal. Let it start first.
+	if err := s.waitStarted(ctx, c, s.opts.InterruptGrace); err != nil {
+		return s.softResult(c, reason), err
+	}
+	// A kill needs a process group other than the shell's; a command that
+	// has just started may not have forked its program yet.
+	if hard && s.awaitSignalTarget(c, fgForkTimeout) > 0 {
+		steps = steps[2:]
+	}
 	for _, st := range steps {
 		s.mu.Lock()
 		if c.done {
@@ -1093,6 +1107,42 @@ func (s *Session) signalTarget(c *command) int {
 func (s *Session) signalCommand(c *command, sig unix.Signal) {
 	if pg := s.signalTarget(c); pg > 0 {
 		_ = unix.Kill(-pg, sig)
+	}
+}
+
+// awaitSignalTarget polls up to d for a process group to signal for c.
+func (s *Session) awaitSignalTarget(c *command, d time.Duration) int {
+	deadline := time.Now().Add(d)
+	for {
+		pg := s.signalTarget(c)
+		s.mu.Lock()
+		done := c.done
+		s.mu.Unlock()
+		if pg > 0 || done || time.Now().After(deadline) {
+			return pg
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// waitStarted waits up to d for the shell to start c (or for c to end).
+func (s *Session) waitStarted(ctx context.Context, c *command, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		s.mu.Lock()
+		started, ch := c.started || c.done, s.changed
+		s.mu.Unlock()
+		if started {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-t.C:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 }
 

@@ -21,6 +21,11 @@ func (e *OutsideRootsError) Error() string {
 // Kind returns "path_outside_workspace".
 func (e *OutsideRootsError) Kind() string { return "path_outside_workspace" }
 
+// Data returns the path and the roots, for error.data.
+func (e *OutsideRootsError) Data() map[string]any {
+	return map[string]any{"path": e.Path, "roots": e.Roots}
+}
+
 // NotFoundError reports a path that does not exist.
 type NotFoundError struct {
 	Path string
@@ -90,6 +95,19 @@ func (e *NotTextError) Error() string {
 // Kind returns the Reason: "binary", "too_large" or "invalid_utf8".
 func (e *NotTextError) Kind() string { return e.Reason }
 
+// Data returns the path and, by reason, the size and the limit (too_large)
+// or the offset of the first invalid byte (invalid_utf8), for error.data.
+func (e *NotTextError) Data() map[string]any {
+	d := map[string]any{"path": e.Path}
+	switch e.Reason {
+	case NotTextTooLarge:
+		d["size"], d["limit"] = e.Size, e.Limit
+	case NotTextInvalidUTF8:
+		d["offset"] = e.Offset
+	}
+	return d
+}
+
 // StaleVersionError reports a write whose expected version no longer matches
 // the file: someone (usually a human in the editor) changed it in between.
 type StaleVersionError struct {
@@ -108,6 +126,16 @@ func (e *StaleVersionError) Error() string {
 
 // Kind returns "stale_version".
 func (e *StaleVersionError) Kind() string { return "stale_version" }
+
+// Data returns the path and both versions (actualVersion is null when the
+// file no longer exists), for error.data.
+func (e *StaleVersionError) Data() map[string]any {
+	var actual any
+	if e.Actual != "" {
+		actual = e.Actual
+	}
+	return map[string]any{"path": e.Path, "expectedVersion": e.Expected, "actualVersion": actual}
+}
 
 // ExistsError reports a destination that already exists.
 type ExistsError struct{ Path string }

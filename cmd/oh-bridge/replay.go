@@ -20,8 +20,9 @@ func replayMain(args []string) int {
 	fs := flag.NewFlagSet("oh-bridge replay", flag.ContinueOnError)
 	workspace := fs.String("workspace", "", "copy this directory into a temp workspace for the replay")
 	verbose := fs.Bool("v", false, "print the session as it is replayed")
+	update := fs.Bool("update", false, "rewrite each FILE with what the bridge sends now (review the diff)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: oh-bridge replay [-v] [--workspace DIR] FILE...")
+		fmt.Fprintln(fs.Output(), "usage: oh-bridge replay [-v] [--update] [--workspace DIR] FILE...")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -33,7 +34,14 @@ func replayMain(args []string) int {
 	}
 	failed := false
 	for _, file := range fs.Args() {
-		ok, err := replayFile(file, *workspace, *verbose)
+		ws := *workspace
+		if ws == "" {
+			// A directory NAME.workspace beside NAME.jsonl is its workspace.
+			if fi, err := os.Stat(strings.TrimSuffix(file, ".jsonl") + ".workspace"); err == nil && fi.IsDir() {
+				ws = strings.TrimSuffix(file, ".jsonl") + ".workspace"
+			}
+		}
+		ok, err := replayFile(file, ws, *verbose, *update)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "replay %s: %v\n", file, err)
 			return 2
@@ -46,7 +54,7 @@ func replayMain(args []string) int {
 	return 0
 }
 
-func replayFile(file, workspace string, verbose bool) (bool, error) {
+func replayFile(file, workspace string, verbose, update bool) (bool, error) {
 	f, err := os.Open(file)
 	if err != nil {
 		return false, err
@@ -103,6 +111,13 @@ func replayFile(file, workspace string, verbose bool) (bool, error) {
 	waitErr := cmd.Wait()
 	if err != nil {
 		return false, err
+	}
+	if update {
+		if err := writeUpdated(file, res.Updated, root, recordedRoot); err != nil {
+			return false, err
+		}
+		fmt.Printf("%s: rewritten with %d messages\n", file, len(res.Updated))
+		return true, nil
 	}
 	if len(res.Mismatches) > 0 {
 		fmt.Printf("%s: ", file)
@@ -162,4 +177,22 @@ func (p pipeConn) Write(b []byte) (int, error) { return p.w.Write(b) }
 func (p pipeConn) Close() error {
 	p.w.Close()
 	return nil
+}
+
+// writeUpdated rewrites a recording, putting the recorded workspace path
+// back where the replay's temp workspace appears.
+func writeUpdated(file string, records []rpc.Record, root, recordedRoot string) error {
+	var buf bytes.Buffer
+	for _, r := range records {
+		if r.Msg != nil && recordedRoot != "" {
+			r.Msg = bytes.ReplaceAll(r.Msg, []byte(root), []byte(recordedRoot))
+		}
+		line, err := json.Marshal(r)
+		if err != nil {
+			return err
+		}
+		buf.Write(line)
+		buf.WriteByte('\n')
+	}
+	return os.WriteFile(file, buf.Bytes(), 0o644)
 }

@@ -1,0 +1,165 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+
+	"github.com/oh-bridge/oh-bridge/editor"
+	"github.com/oh-bridge/oh-bridge/rpc"
+)
+
+// The edit/* methods: OpenHands' file editor (OHEditor's view, create,
+// str_replace, insert and undo_edit) through package editor. Results carry
+// OHEditor's text in output; failures carry it in the error message.
+// Relative paths are taken relative to the first workspace root.
+
+type editResult struct {
+	Output  string  `json:"output"`            // OHEditor's text, byte for byte
+	Diff    string  `json:"diff"`              // unified diff of the change; "" for view
+	Version string  `json:"version"`           // the file's version afterwards; "" for directories
+	Content *string `json:"content,omitempty"` // edit/undo: the restored text
+}
+
+func toEditResult(r *editor.Result) *editResult {
+	return &editResult{Output: r.Output, Diff: r.Diff, Version: r.Version}
+}
+
+type editViewParams struct {
+	Path      string `json:"path"`
+	ViewRange []int  `json:"viewRange"`
+}
+
+func (h *Handlers) editView(ctx context.Context, p *editViewParams) (*editResult, error) {
+	if err := requirePath("path", p.Path); err != nil {
+		return nil, err
+	}
+	s, err := h.session()
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.editor.View(ctx, p.Path, p.ViewRange)
+	if err != nil {
+		return nil, editError(err)
+	}
+	return toEditResult(r), nil
+}
+
+type editCreateParams struct {
+	Path     string  `json:"path"`
+	FileText *string `json:"fileText"`
+}
+
+func (h *Handlers) editCreate(ctx context.Context, p *editCreateParams) (*editResult, error) {
+	if err := requirePath("path", p.Path); err != nil {
+		return nil, err
+	}
+	if p.FileText == nil {
+		return nil, rpc.InvalidParams("fileText", "a string (the content of the new file)")
+	}
+	s, err := h.session()
+	if err != nil {
+		return nil, err
+	}
+	s.awaitWatch(ctx)
+	r, err := s.editor.Create(ctx, p.Path, *p.FileText)
+	if err != nil {
+		return nil, editError(err)
+	}
+	return toEditResult(r), nil
+}
+
+type editStrReplaceParams struct {
+	Path            string  `json:"path"`
+	OldStr          *string `json:"oldStr"`
+	NewStr          *string `json:"newStr"` // absent deletes oldStr, as in OHEditor
+	ExpectedVersion string  `json:"expectedVersion"`
+}
+
+func (h *Handlers) editStrReplace(ctx context.Context, p *editStrReplaceParams) (*editResult, error) {
+	if err := requirePath("path", p.Path); err != nil {
+		return nil, err
+	}
+	if p.OldStr == nil {
+		return nil, rpc.InvalidParams("oldStr", "a string (the text to replace, which must occur exactly once)")
+	}
+	s, err := h.session()
+	if err != nil {
+		return nil, err
+	}
+	s.awaitWatch(ctx)
+	r, err := s.editor.Execute(ctx, editor.Request{Command: editor.CommandStrReplace, Path: p.Path,
+		OldStr: p.OldStr, NewStr: p.NewStr, ExpectedVersion: p.ExpectedVersion})
+	if err != nil {
+		return nil, editError(err)
+	}
+	return toEditResult(r), nil
+}
+
+type editInsertParams struct {
+	Path            string  `json:"path"`
+	InsertLine      *int    `json:"insertLine"`
+	NewStr          *string `json:"newStr"`
+	ExpectedVersion string  `json:"expectedVersion"`
+}
+
+func (h *Handlers) editInsert(ctx context.Context, p *editInsertParams) (*editResult, error) {
+	if err := requirePath("path", p.Path); err != nil {
+		return nil, err
+	}
+	if p.InsertLine == nil {
+		return nil, rpc.InvalidParams("insertLine", "an integer (the line after which to insert; 0 inserts at the top)")
+	}
+	if p.NewStr == nil {
+		return nil, rpc.InvalidParams("newStr", "a string (the text to insert)")
+	}
+	s, err := h.session()
+	if err != nil {
+		return nil, err
+	}
+	s.awaitWatch(ctx)
+	r, err := s.editor.Insert(ctx, p.Path, *p.InsertLine, *p.NewStr, p.ExpectedVersion)
+	if err != nil {
+		return nil, editError(err)
+	}
+	return toEditResult(r), nil
+}
+
+type editUndoParams struct {
+	Path string `json:"path"`
+}
+
+func (h *Handlers) editUndo(ctx context.Context, p *editUndoParams) (*editResult, error) {
+	if err := requirePath("path", p.Path); err != nil {
+		return nil, err
+	}
+	s, err := h.session()
+	if err != nil {
+		return nil, err
+	}
+	s.awaitWatch(ctx)
+	r, err := s.editor.Undo(ctx, p.Path)
+	if err != nil {
+		return nil, editError(err)
+	}
+	res := toEditResult(r)
+	res.Content = &r.Text
+	return res, nil
+}
+
+// editError gives an *editor.ToolError the Kind method errors.go maps
+// (ToolError keeps its kind in a field). The message stays OHEditor's text.
+// Workspace errors the editor passes through are left alone.
+func editError(err error) error {
+	var te *editor.ToolError
+	if errors.As(err, &te) {
+		return &toolError{te}
+	}
+	return err
+}
+
+type toolError struct{ te *editor.ToolError }
+
+func (e *toolError) Error() string        { return e.te.Message }
+func (e *toolError) Kind() string         { return e.te.Kind }
+func (e *toolError) Data() map[string]any { return e.te.Data() }
+func (e *toolError) Unwrap() error        { return e.te }

@@ -1,0 +1,244 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/oh-bridge/oh-bridge/rpc"
+	"github.com/oh-bridge/oh-bridge/workspace"
+)
+
+// The fs/* methods: plain file operations inside the workspace roots, on
+// top of workspace.FS. Paths are absolute or relative to the first root.
+
+type readTextFileParams struct {
+	Path  string `json:"path"`
+	Line  *int   `json:"line"`  // 1-based first line; absent means 1
+	Limit *int   `json:"limit"` // line count; absent means to the end
+}
+
+type readTextFileResult struct {
+	Content    string `json:"content"`
+	TotalLines int    `json:"totalLines"`
+	Truncated  bool   `json:"truncated"`
+	Encoding   string `json:"encoding"`
+	Version    string `json:"version"`
+}
+
+func (h *Handlers) readTextFile(ctx context.Context, p *readTextFileParams) (*readTextFileResult, error) {
+	if err := requirePath("path", p.Path); err != nil {
+		return nil, err
+	}
+	line, limit := 1, 0
+	if p.Line != nil {
+		if *p.Line < 1 {
+			return nil, rpc.InvalidParams("line", "a line number ≥ 1")
+		}
+		line = *p.Line
+	}
+	if p.Limit != nil {
+		if *p.Limit < 1 {
+			return nil, rpc.InvalidParams("limit", "a line count ≥ 1")
+		}
+		limit = *p.Limit
+	}
+	s, err := h.session()
+	if err != nil {
+		return nil, err
+	}
+	f, err := s.fs.ReadTextFile(ctx, p.Path, line, limit)
+	if err != nil {
+		return nil, err
+	}
+	return &readTextFileResult{Content: f.Content, TotalLines: f.TotalLines, Truncated: f.Truncated, Encoding: f.Encoding, Version: f.Version}, nil
+}
+
+type writeTextFileParams struct {
+	Path            string  `json:"path"`
+	Content         *string `json:"content"`
+	ExpectedVersion string  `json:"expectedVersion"`
+	CreateParents   bool    `json:"createParents"`
+}
+
+type writeTextFileResult struct {
+	Version string `json:"version"`
+	Created bool   `json:"created"`
+}
+
+func (h *Handlers) writeTextFile(ctx context.Context, p *writeTextFileParams) (*writeTextFileResult, error) {
+	if err := requirePath("path", p.Path); err != nil {
+		return nil, err
+	}
+	if p.Content == nil {
+		return nil, rpc.InvalidParams("content", "a string (the whole new text of the file)")
+	}
+	s, err := h.session()
+	if err != nil {
+		return nil, err
+	}
+	s.awaitWatch(ctx)
+	res, err := s.fs.WriteTextFile(ctx, p.Path, *p.Content, p.ExpectedVersion, p.CreateParents)
+	if err != nil {
+		return nil, err
+	}
+	return &writeTextFileResult{Version: res.Version, Created: res.Created}, nil
+}
+
+type listDirectoryParams struct {
+	Path             string `json:"path"`
+	Depth            *int   `json:"depth"` // levels; absent means 1
+	IncludeHidden    bool   `json:"includeHidden"`
+	RespectGitignore bool   `json:"respectGitignore"`
+	Limit            *int   `json:"limit"` // entries; absent means no limit
+}
+
+type listEntry struct {
+	Path  string `json:"path"`
+	Type  string `json:"type"`
+	Size  int64  `json:"size"`  // bytes; 0 for directories
+	MTime int64  `json:"mtime"` // milliseconds since the Unix epoch, as VS Code's FileStat
+}
+
+type listDirectoryResult struct {
+	Entries   []listEntry `json:"entries"`
+	Truncated bool        `json:"truncated"`
+}
+
+func (h *Handlers) listDirectory(ctx context.Context, p *listDirectoryParams) (*listDirectoryResult, error) {
+	if err := requirePath("path", p.Path); err != nil {
+		return nil, err
+	}
+	opts := workspace.ListOptions{IncludeHidden: p.IncludeHidden, RespectGitignore: p.RespectGitignore}
+	if p.Depth != nil {
+		if *p.Depth < 1 {
+			return nil, rpc.InvalidParams("depth", "a depth ≥ 1 (1 lists the direct children)")
+		}
+		opts.Depth = *p.Depth
+	}
+	if p.Limit != nil {
+		if *p.Limit < 1 {
+			return nil, rpc.InvalidParams("limit", "an entry count ≥ 1")
+		}
+		opts.Limit = *p.Limit
+	}
+	s, err := h.session()
+	if err != nil {
+		return nil, err
+	}
+	l, err := s.fs.ListDirectory(ctx, p.Path, opts)
+	if err != nil {
+		return nil, err
+	}
+	res := &listDirectoryResult{Entries: make([]listEntry, len(l.Entries)), Truncated: l.Truncated}
+	for i, e := range l.Entries {
+		res.Entries[i] = listEntry{Path: e.Path, Type: e.Type, Size: fileSize(e.Type, e.Size), MTime: unixMs(e.MTime)}
+	}
+	return res, nil
+}
+
+// fileSize is the size of a file; a directory's size is the file system's
+// business (4096 on ext4, a multiple of 20 on tmpfs) and is reported as 0.
+func fileSize(typ string, size int64) int64 {
+	if typ == workspace.TypeDirectory {
+		return 0
+	}
+	return size
+}
+
+func unixMs(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+type statParams struct {
+	Path string `json:"path"`
+}
+
+type statResult struct {
+	Exists    bool   `json:"exists"`
+	Type      string `json:"type,omitempty"` // of the symlink's target, for a symlink
+	IsSymlink bool   `json:"isSymlink"`
+	Size      int64  `json:"size"`
+	MTime     int64  `json:"mtime"`          // milliseconds since the Unix epoch
+	Mode      string `json:"mode,omitempty"` // permission bits in octal, "0644"
+	IsBinary  bool   `json:"isBinary"`
+	Version   string `json:"version,omitempty"` // text files within the size cap
+}
+
+func (h *Handlers) stat(ctx context.Context, p *statParams) (*statResult, error) {
+	if err := requirePath("path", p.Path); err != nil {
+		return nil, err
+	}
+	s, err := h.session()
+	if err != nil {
+		return nil, err
+	}
+	fi, err := s.fs.Stat(ctx, p.Path)
+	if err != nil {
+		return nil, err
+	}
+	res := &statResult{Exists: fi.Exists, Type: fi.Type, IsSymlink: fi.IsSymlink, Size: fileSize(fi.Type, fi.Size),
+		MTime: unixMs(fi.MTime), IsBinary: fi.IsBinary, Version: fi.Version}
+	if fi.Exists && !fi.MTime.IsZero() {
+		res.Mode = fmt.Sprintf("%04o", uint32(fi.Mode.Perm()))
+	}
+	return res, nil
+}
+
+type mkdirParams struct {
+	Path    string `json:"path"`
+	Parents bool   `json:"parents"`
+}
+
+func (h *Handlers) mkdir(ctx context.Context, p *mkdirParams) (any, error) {
+	if err := requirePath("path", p.Path); err != nil {
+		return nil, err
+	}
+	s, err := h.session()
+	if err != nil {
+		return nil, err
+	}
+	s.awaitWatch(ctx)
+	return nil, s.fs.Mkdir(ctx, p.Path, p.Parents)
+}
+
+type deleteParams struct {
+	Path      string `json:"path"`
+	Recursive bool   `json:"recursive"`
+}
+
+func (h *Handlers) delete(ctx context.Context, p *deleteParams) (any, error) {
+	if err := requirePath("path", p.Path); err != nil {
+		return nil, err
+	}
+	s, err := h.session()
+	if err != nil {
+		return nil, err
+	}
+	s.awaitWatch(ctx)
+	return nil, s.fs.Delete(ctx, p.Path, p.Recursive)
+}
+
+type moveParams struct {
+	From      string `json:"from"`
+	To        string `json:"to"`
+	Overwrite bool   `json:"overwrite"`
+}
+
+func (h *Handlers) move(ctx context.Context, p *moveParams) (any, error) {
+	if err := requirePath("from", p.From); err != nil {
+		return nil, err
+	}
+	if err := requirePath("to", p.To); err != nil {
+		return nil, err
+	}
+	s, err := h.session()
+	if err != nil {
+		return nil, err
+	}
+	s.awaitWatch(ctx)
+	return nil, s.fs.Move(ctx, p.From, p.To, p.Overwrite)
+}

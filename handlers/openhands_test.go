@@ -1,0 +1,157 @@
+package handlers_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/oh-bridge/oh-bridge/handlers"
+	"github.com/oh-bridge/oh-bridge/rpc"
+	"github.com/oh-bridge/oh-bridge/rpc/rpctest"
+)
+
+type ohObservation struct {
+	Observation struct {
+		Observation string `json:"observation"`
+		Content     string `json:"content"`
+		Cause       *int   `json:"cause"`
+		Extras      struct {
+			Metadata struct {
+				ExitCode int    `json:"exit_code"`
+				Prefix   string `json:"prefix"`
+				Suffix   string `json:"suffix"`
+			} `json:"metadata"`
+		} `json:"extras"`
+	} `json:"observation"`
+}
+
+func ohRun(command string, args map[string]any) map[string]any {
+	a := map[string]any{"command": command}
+	for k, v := range args {
+		a[k] = v
+	}
+	return map[string]any{"action": map[string]any{"action": "run", "args": a}}
+}
+
+func startOH(t *testing.T) (*handlers.Handlers, *rpctest.Client, string) {
+	t.Helper()
+	t.Setenv("NO_CHANGE_TIMEOUT_SECONDS", "1")
+	t.Setenv("HOME", t.TempDir()) // no ~/.bashrc in the agent shell
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	h, c := serve(t, handlers.Config{Roots: []string{ws}})
+	if _, err := c.Initialize(ctxT(t), nil); err != nil {
+		t.Fatal(err)
+	}
+	return h, c, ws
+}
+
+func execute(t *testing.T, c *rpctest.Client, params any) ohObservation {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var res ohObservation
+	if err := c.Call(ctx, "openhands/execute_action", params, &res); err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// A cancelled execute_action answers -32800; the command keeps running and
+// the next empty command polls it, as after a timeout.
+func TestOpenHandsCancelKeepsTheCommandRunning(t *testing.T) {
+	_, c, ws := startOH(t)
+	marker := filepath.Join(ws, "after-cancel")
+	id, ch, err := c.Start("openhands/execute_action", ohRun("echo begun; sleep 2; touch "+marker+"; sleep 30", map[string]any{"blocking": true}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // let the command start; the test only needs "some time"
+	if err := c.Notify("$/cancelRequest", map[string]any{"id": id}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case msg := <-ch:
+		if msg.Error == nil || msg.Error.Code != rpc.CodeRequestCancelled {
+			t.Fatalf("cancelled call answered %+v, want -32800", msg)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no answer to the cancelled call")
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := os.Stat(marker); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the command did not keep running after the cancel")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	poll := execute(t, c, ohRun("", nil))
+	md := poll.Observation.Extras.Metadata
+	if md.ExitCode != -1 || !strings.Contains(md.Suffix, "no new output after 1 seconds") || !strings.Contains(poll.Observation.Content, "begun") {
+		t.Fatalf("poll after cancel = %+v, want the kept output and a soft timeout", poll.Observation)
+	}
+	stop := execute(t, c, ohRun("C-c", map[string]any{"is_input": true}))
+	if got := stop.Observation.Extras.Metadata.ExitCode; got != 130 {
+		t.Fatalf("C-c exit code = %d, want 130", got)
+	}
+}
+
+// Shutdown kills what the agent shell runs: no orphans.
+func TestOpenHandsShutdownKillsTheAgentShell(t *testing.T) {
+	h, c, ws := startOH(t)
+	pidFile := filepath.Join(ws, "pid")
+	obs := execute(t, c, ohRun("sh -c 'echo $$ > "+pidFile+"; exec sleep 300'", nil))
+	if obs.Observation.Extras.Metadata.ExitCode != -1 {
+		t.Fatalf("sleep should still run: %+v", obs.Observation)
+	}
+	data, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+	h.Shutdown(context.Background())
+	deadline := time.Now().Add(10 * time.Second)
+	for syscall.Kill(pid, 0) == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d survived shutdown", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	var raw json.RawMessage
+	if err := c.Call(ctxT(t), "openhands/execute_action", ohRun("echo late", nil), &raw); err == nil {
+		t.Errorf("execute_action after shutdown answered %s, want an error", raw)
+	}
+}
+
+// Bad params name the field.
+func TestOpenHandsBadParams(t *testing.T) {
+	_, c, _ := startOH(t)
+	var raw json.RawMessage
+	for _, params := range []any{map[string]any{}, map[string]any{"action": map[string]any{"args": map[string]any{}}}} {
+		err := c.Call(ctxT(t), "openhands/execute_action", params, &raw)
+		var rerr *rpc.Error
+		if err == nil || !asRPC(err, &rerr) || rerr.Code != rpc.CodeInvalidParams {
+			t.Errorf("params %v: err = %v, want -32602", params, err)
+		}
+	}
+	obs := execute(t, c, map[string]any{"action": map[string]any{"id": 3, "action": "think", "args": map[string]any{"thought": "x", "extra": 1}}})
+	if obs.Observation.Observation != "think" || obs.Observation.Cause == nil || *obs.Observation.Cause != 3 {
+		t.Errorf("think = %+v", obs.Observation)
+	}
+}
+
+func asRPC(err error, target **rpc.Error) bool {
+	e, ok := err.(*rpc.Error)
+	if ok {
+		*target = e
+	}
+	return ok
+}

@@ -1,0 +1,144 @@
+package ohruntime
+
+import (
+	"strconv"
+	"strings"
+	"unicode"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// pyIsSpace is Python's str.isspace for one character (it also counts the
+// separators \x1c-\x1f, which Go's unicode.IsSpace does not).
+func pyIsSpace(r rune) bool {
+	return unicode.IsSpace(r) || (r >= 0x1c && r <= 0x1f)
+}
+
+func pyStrip(s string) string  { return strings.TrimFunc(s, pyIsSpace) }
+func pyLStrip(s string) string { return strings.TrimLeftFunc(s, pyIsSpace) }
+func pyRStrip(s string) string { return strings.TrimRightFunc(s, pyIsSpace) }
+
+// paneText turns a command's cooked terminal text into what tmux's
+// capture-pane shows of it: a carriage return moves back to the start of
+// the line so later characters overwrite earlier ones (progress bars),
+// tabs advance to the next multiple of 8 columns, and every line loses its
+// trailing whitespace, as bash.py's rstrip per line does.
+func paneText(s string) string {
+	if s == "" {
+		return ""
+	}
+	lines := strings.Split(s, "\n")
+	for i, line := range lines {
+		if strings.ContainsAny(line, "\r\t") {
+			line = renderLine(line)
+		}
+		lines[i] = pyRStrip(line)
+	}
+	return strings.Join(lines, "\n")
+}
+
+func renderLine(line string) string {
+	var cells []rune
+	col := 0
+	put := func(r rune) {
+		if col < len(cells) {
+			cells[col] = r
+		} else {
+			cells = append(cells, r)
+		}
+		col++
+	}
+	for _, r := range line {
+		switch r {
+		case '\r':
+			col = 0
+		case '\t':
+			next := (col/8 + 1) * 8
+			for col < next {
+				if col < len(cells) {
+					col++ // a tab moves the cursor; it does not erase
+				} else {
+					put(' ')
+				}
+			}
+		default:
+			put(r)
+		}
+	}
+	return string(cells)
+}
+
+// commandOutput is bash.py's _get_command_output after the previous output
+// was removed: the echo of the sent text (command) is dropped from the
+// front — our shell never echoes a command, but the terminal echoes text
+// sent with is_input — and surrounding whitespace is stripped.
+func commandOutput(text, command string) string {
+	text = pyLStrip(text)
+	text = strings.TrimPrefix(text, pyLStrip(command))
+	return pyRStrip(pyLStrip(text))
+}
+
+// splitCommands splits text into top-level commands the way bash.py's
+// split_bash_commands (bashlex) does: statements on separate lines are
+// separate commands, while "a; b", "a && b", pipelines, heredocs and
+// multi-line compound commands are one. Text that does not parse is one
+// command.
+func splitCommands(text string) []string {
+	if pyStrip(text) == "" {
+		return []string{""}
+	}
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(text), "")
+	if err != nil || len(f.Stmts) == 0 {
+		return []string{text}
+	}
+	// Statements that start on the line where the previous one ended
+	// (separated by ";" or "&") belong to the same bashlex node.
+	var starts []int
+	lastEndLine := uint(0)
+	for i, st := range f.Stmts {
+		if i == 0 || st.Pos().Line() > lastEndLine {
+			starts = append(starts, int(st.Pos().Offset()))
+		}
+		end := st.End().Line()
+		for _, r := range st.Redirs { // a heredoc body ends below its statement
+			if r.Hdoc != nil && r.Hdoc.End().Line() > end {
+				end = r.Hdoc.End().Line()
+			}
+		}
+		if end > lastEndLine {
+			lastEndLine = end
+		}
+	}
+	var out []string
+	if lead := text[:starts[0]]; pyStrip(lead) != "" {
+		// bashlex keeps text before the first command (a comment line)
+		// as a command of its own.
+		out = append(out, pyRStrip(lead))
+	}
+	for i, s := range starts {
+		end := len(text)
+		if i+1 < len(starts) {
+			end = starts[i+1]
+		}
+		out = append(out, pyRStrip(text[s:end]))
+	}
+	return out
+}
+
+// multipleCommandsError is bash.py's ErrorObservation text.
+func multipleCommandsError(cmds []string) string {
+	var b strings.Builder
+	b.WriteString("ERROR: Cannot execute multiple commands at once.\n")
+	b.WriteString("Please run each command separately OR chain them into a single command via && or ;\n")
+	b.WriteString("Provided commands:\n")
+	for i, c := range cmds {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString("(")
+		b.WriteString(strconv.Itoa(i + 1))
+		b.WriteString(") ")
+		b.WriteString(c)
+	}
+	return b.String()
+}
