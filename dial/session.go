@@ -87,6 +87,17 @@ type Session struct {
 	actions chan Event
 }
 
+// NotARuntimeServerError means the server does not implement oh-bridge's
+// runtime role (docs/openhands-runtime-protocol.md).
+type NotARuntimeServerError struct{ URL string }
+
+func (e *NotARuntimeServerError) Error() string {
+	return fmt.Sprintf("the OpenHands server at %s does not accept editor runtimes (oh_runtime_register was not answered with a runtimeId); it needs the runtime-role support in docs/openhands-runtime-protocol.md", e.URL)
+}
+
+// Kind is "not_a_runtime_server".
+func (e *NotARuntimeServerError) Kind() string { return "not_a_runtime_server" }
+
 // maxResults bounds the memory of executed actions kept for idempotency.
 const maxResults = 2048
 
@@ -199,14 +210,17 @@ func (s *Session) dialAndRegister(ctx context.Context) (*Conn, error) {
 	ack, err := conn.Call(regCtx, "oh_runtime_register", s.opts.Registration)
 	if err != nil {
 		conn.Close()
-		return nil, fmt.Errorf("the OpenHands server did not accept this editor as the conversation's runtime: %w", err)
+		if errors.Is(err, context.DeadlineExceeded) {
+			return nil, &NotARuntimeServerError{URL: s.opts.ServerURL}
+		}
+		return nil, err
 	}
 	var reg struct {
 		RuntimeID string `json:"runtimeId"`
 	}
 	if len(ack) == 0 || json.Unmarshal(ack[0], &reg) != nil || reg.RuntimeID == "" {
 		conn.Close()
-		return nil, errors.New("the OpenHands server does not support editor runtimes (oh_runtime_register was not answered with a runtimeId); see docs/openhands-runtime-protocol.md")
+		return nil, &NotARuntimeServerError{URL: s.opts.ServerURL}
 	}
 	s.mu.Lock()
 	previous := s.status.RuntimeID

@@ -80,7 +80,7 @@ func observationCauses(t *testing.T, p *peer, n int) map[int]int {
 	t.Helper()
 	got := map[int]int{}
 	for range n {
-		line := p.awaitLine(t, "OBSERVATION ")
+		line := p.AwaitLine(t, "OBSERVATION ")
 		var v struct {
 			Observation struct{ Cause int }
 		}
@@ -110,11 +110,11 @@ func TestSessionExecutesScriptedActions(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	reg := p.awaitLine(t, "REGISTERED ")
+	reg := p.AwaitLine(t, "REGISTERED ")
 	if !strings.Contains(reg, `"path": "/w"`) {
 		t.Fatalf("registration payload not passed on: %s", reg)
 	}
-	p.awaitLine(t, "SCRIPT_DONE")
+	p.AwaitLine(t, "SCRIPT_DONE")
 	if got := observationCauses(t, p, 3); len(got) != 3 {
 		t.Fatalf("observations by cause: %v", got)
 	}
@@ -187,8 +187,8 @@ func TestSessionSurvivesServerRestartMidAction(t *testing.T) {
 	}
 	defer s.Close()
 	<-x.held // action 1 is running
-	p1.cmd.Process.Kill()
-	p1.cmd.Wait()
+	p1.Cmd.Process.Kill()
+	p1.Cmd.Wait()
 	close(x.release) // it finishes while the server is down
 	awaitStatus(t, s, func(st dial.Status) bool {
 		return st.State == dial.StateReconnecting && st.RunningActions == 0 &&
@@ -196,7 +196,7 @@ func TestSessionSurvivesServerRestartMidAction(t *testing.T) {
 	})
 
 	p2 := startPeer(t, args...)
-	p2.awaitLine(t, "SCRIPT_DONE")
+	p2.AwaitLine(t, "SCRIPT_DONE")
 	delivered := observationCauses(t, p1, 1) // p1 recorded a0 before it died
 	for cause, n := range observationCauses(t, p2, 2) {
 		delivered[cause] += n
@@ -238,8 +238,8 @@ func TestTwoBridgesRegisterAtOnce(t *testing.T) {
 		sessions = append(sessions, s)
 		execs = append(execs, x)
 	}
-	p.awaitLine(t, "SCRIPT_DONE")
-	p.awaitLine(t, "SCRIPT_DONE")
+	p.AwaitLine(t, "SCRIPT_DONE")
+	p.AwaitLine(t, "SCRIPT_DONE")
 	if sessions[0].Status().RuntimeID == sessions[1].Status().RuntimeID {
 		t.Fatal("both bridges got the same runtime id")
 	}

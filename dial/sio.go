@@ -125,7 +125,8 @@ func (e *HandshakeError) Error() string {
 // verbatim, e.g. "No conversation_id in query params".
 type ConnectError struct {
 	Message string
-	Data    json.RawMessage
+	// Details is the refusal's optional "data" object.
+	Details json.RawMessage
 }
 
 func (e *ConnectError) Error() string {
@@ -438,7 +439,7 @@ func (c *Conn) handleSIO(p []byte, queue *eventQueue, answer func(error)) error 
 			Data    json.RawMessage `json:"data"`
 		}
 		if json.Unmarshal(rest, &v) == nil {
-			ce.Message, ce.Data = v.Message, v.Data
+			ce.Message, ce.Details = v.Message, v.Data
 		} else {
 			ce.Message = string(rest)
 		}

@@ -1,7 +1,6 @@
 package dial_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,102 +10,19 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/oh-bridge/oh-bridge/dial"
+	"github.com/oh-bridge/oh-bridge/dial/dialtest"
 )
 
-const systemPython = "/usr/bin/python3"
+// peer is the stand-in; startPeer keeps the tests short.
+type peer = dialtest.Peer
 
-// peer is a running OpenHands stand-in (fixtures/peers/openhands_standin.py).
-type peer struct {
-	URL   string
-	cmd   *exec.Cmd
-	mu    sync.Mutex
-	lines []string
-	cond  *sync.Cond
-}
-
-// startPeer runs the stand-in on Debian's python3-socketio. CI must have
-// it; elsewhere a missing package skips the test with the install hint.
-func startPeer(t *testing.T, args ...string) *peer {
-	t.Helper()
-	if err := exec.Command(systemPython, "-c", "import socketio, uvicorn").Run(); err != nil {
-		msg := "the OpenHands stand-in needs Debian's python3-socketio and python3-uvicorn (apt-get install python3-socketio python3-uvicorn)"
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	_, file, _, _ := runtime.Caller(0)
-	script := filepath.Join(filepath.Dir(file), "..", "fixtures", "peers", "openhands_standin.py")
-	cmd := exec.Command(systemPython, append([]string{script}, args...)...)
-	stdout, _ := cmd.StdoutPipe()
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &peer{cmd: cmd}
-	p.cond = sync.NewCond(&p.mu)
-	port := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			line := sc.Text()
-			if strings.HasPrefix(line, "PORT ") {
-				port <- strings.TrimPrefix(line, "PORT ")
-				continue
-			}
-			p.mu.Lock()
-			p.lines = append(p.lines, line)
-			p.cond.Broadcast()
-			p.mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		if t.Failed() {
-			t.Logf("stand-in stderr:\n%s", stderr.String())
-		}
-	})
-	select {
-	case n := <-port:
-		p.URL = "http://127.0.0.1:" + n
-	case <-time.After(20 * time.Second):
-		t.Fatalf("the stand-in did not start: %s", stderr.String())
-	}
-	return p
-}
-
-// awaitLine waits for a stdout line with the given prefix.
-func (p *peer) awaitLine(t *testing.T, prefix string) string {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	timer := time.AfterFunc(15*time.Second, func() { p.mu.Lock(); p.cond.Broadcast(); p.mu.Unlock() })
-	defer timer.Stop()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for {
-		for i, l := range p.lines {
-			if strings.HasPrefix(l, prefix) {
-				p.lines = append(p.lines[:i:i], p.lines[i+1:]...)
-				return strings.TrimPrefix(l, prefix)
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the stand-in never printed %q; it printed %q", prefix, p.lines)
-		}
-		p.cond.Wait()
-	}
-}
+func startPeer(t *testing.T, args ...string) *peer { return dialtest.Start(t, args...) }
 
 func ctxT(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -239,7 +155,7 @@ func TestServerDeathEndsTheConnection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.cmd.Process.Kill()
+	p.Cmd.Process.Kill()
 	select {
 	case <-c.Done():
 		if c.Err() == nil {
@@ -273,7 +189,7 @@ func TestServerCallIsAcknowledged(t *testing.T) {
 	if err := e.Ack(ctxT(t), map[string]any{"observation": "run", "cause": eventID(t, e), "content": "hi"}); err != nil {
 		t.Fatal(err)
 	}
-	got := p.awaitLine(t, "OBSERVATION ")
+	got := p.AwaitLine(t, "OBSERVATION ")
 	if !strings.Contains(got, `"how": "ack"`) || !strings.Contains(got, `"content": "hi"`) {
 		t.Fatalf("the stand-in recorded %s", got)
 	}

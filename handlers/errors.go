@@ -29,6 +29,7 @@ const (
 	codeTerminalState        = 1016
 	codeInvalidArgument      = 1017
 	codeShellUnavailable     = 1018
+	codeOpenHandsConnection  = 1019
 )
 
 // codeOfKind groups the kinds that domain errors report (their Kind
@@ -71,6 +72,15 @@ var codeOfKind = map[string]int64{
 	"path_not_absolute":      codeInvalidArgument,
 	"shell_not_found":        codeShellUnavailable,
 	"shell_start_failed":     codeShellUnavailable,
+	"server_unreachable":     codeOpenHandsConnection,
+	"not_openhands":          codeOpenHandsConnection,
+	"connection_refused":     codeOpenHandsConnection,
+	"timeout":                codeOpenHandsConnection,
+	"conversation_not_found": codeOpenHandsConnection,
+	"api_key_rejected":       codeOpenHandsConnection,
+	"server_error":           codeOpenHandsConnection,
+	"not_a_runtime_server":   codeOpenHandsConnection,
+	"not_connected":          codeOpenHandsConnection,
 }
 
 // kinder is implemented by typed domain errors: a stable snake_case kind

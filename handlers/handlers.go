@@ -51,6 +51,7 @@ type Handlers struct {
 	files *filesState // workspace, editor, open documents and watcher (files.go)
 	terms *termState  // terminal pool and streaming state (terminals.go), guarded by mu
 	oh    *ohState    // the OpenHands action runtime (openhands.go)
+	dial  *dialState  // the connection to an OpenHands server (dial.go)
 }
 
 // New returns handlers for one session. Call Bind before serving.
@@ -68,6 +69,7 @@ func (h *Handlers) Bind(conn Conn) { h.conn = conn }
 // watchers). It is safe to call more than once.
 func (h *Handlers) Shutdown(ctx context.Context) {
 	h.log.Debug("shutdown")
+	h.stopDial(ctx)
 	h.stopOpenHands(ctx)
 	h.stopTerminals(ctx)
 	h.stopFiles(ctx)

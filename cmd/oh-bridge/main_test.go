@@ -338,3 +338,49 @@ func runClient(t *testing.T, cmd *exec.Cmd) {
 		t.Log(sc.Text())
 	}
 }
+
+// sockets lists the open sockets of a process.
+func sockets(t *testing.T, pid int) []string {
+	t.Helper()
+	dir := fmt.Sprintf("/proc/%d/fd", pid)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		if target, err := os.Readlink(filepath.Join(dir, e.Name())); err == nil && strings.HasPrefix(target, "socket:") {
+			out = append(out, target)
+		}
+	}
+	return out
+}
+
+// TestNoNetworkUntilAsked checks that the bridge opens no socket of any
+// kind until the client calls openhands/connect.
+func TestNoNetworkUntilAsked(t *testing.T) {
+	ws := t.TempDir()
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("x\n"), 0o644)
+	b := startBridge(t, "--workspace", ws)
+	ctx := ctxT(t)
+	if _, err := b.client.Initialize(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, call := range []struct {
+		method string
+		params any
+	}{
+		{"bridge/info", nil},
+		{"fs/read_text_file", map[string]any{"path": "a.txt"}},
+		{"fs/list_directory", map[string]any{"path": "."}},
+		{"openhands/status", nil},
+		{"openhands/execute_action", map[string]any{"action": map[string]any{"action": "read", "args": map[string]any{"path": filepath.Join(ws, "a.txt")}}}},
+	} {
+		if err := b.client.Call(ctx, call.method, call.params, nil); err != nil {
+			t.Fatalf("%s: %v", call.method, err)
+		}
+	}
+	if s := sockets(t, b.cmd.Process.Pid); len(s) != 0 {
+		t.Fatalf("the bridge holds sockets before openhands/connect: %v", s)
+	}
+}
