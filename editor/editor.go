@@ -62,7 +62,7 @@ type Options struct {
 type Editor struct {
 	fs    *workspace.FS
 	opts  Options
-	locks pathLocks
+	locks workspace.PathLocks
 
 	mu      sync.Mutex
 	history map[string]*fileHistory // by resolved path
@@ -153,7 +153,7 @@ func (e *Editor) Execute(ctx context.Context, req Request) (*Result, error) {
 	}
 	switch req.Command {
 	case CommandCreate, CommandStrReplace, CommandInsert, CommandUndoEdit:
-		unlock := e.locks.lock(t.resolved)
+		unlock := e.locks.Lock(t.resolved)
 		defer unlock()
 	}
 	info, err := e.fs.Stat(ctx, t.resolved)
@@ -774,38 +774,4 @@ func withLineEnding(normalized, eol string) string {
 		return normalized
 	}
 	return strings.ReplaceAll(normalized, "\n", eol)
-}
-
-// pathLocks is a keyed mutex: one lock per resolved path, dropped when unused.
-type pathLocks struct {
-	mu sync.Mutex
-	m  map[string]*pathLock
-}
-
-type pathLock struct {
-	mu   sync.Mutex
-	refs int
-}
-
-func (l *pathLocks) lock(p string) (unlock func()) {
-	l.mu.Lock()
-	if l.m == nil {
-		l.m = make(map[string]*pathLock)
-	}
-	pl := l.m[p]
-	if pl == nil {
-		pl = &pathLock{}
-		l.m[p] = pl
-	}
-	pl.refs++
-	l.mu.Unlock()
-	pl.mu.Lock()
-	return func() {
-		pl.mu.Unlock()
-		l.mu.Lock()
-		if pl.refs--; pl.refs == 0 {
-			delete(l.m, p)
-		}
-		l.mu.Unlock()
-	}
 }

@@ -56,11 +56,10 @@ func (h *Handlers) editCreate(ctx context.Context, p *editCreateParams) (*editRe
 	if p.FileText == nil {
 		return nil, rpc.InvalidParams("fileText", "a string (the content of the new file)")
 	}
-	s, err := h.session()
+	s, err := h.mutationSession(ctx)
 	if err != nil {
 		return nil, err
 	}
-	s.awaitWatch(ctx)
 	r, err := s.editor.Create(ctx, p.Path, *p.FileText)
 	if err != nil {
 		return nil, editError(err)
@@ -82,11 +81,10 @@ func (h *Handlers) editStrReplace(ctx context.Context, p *editStrReplaceParams) 
 	if p.OldStr == nil {
 		return nil, rpc.InvalidParams("oldStr", "a string (the text to replace, which must occur exactly once)")
 	}
-	s, err := h.session()
+	s, err := h.mutationSession(ctx)
 	if err != nil {
 		return nil, err
 	}
-	s.awaitWatch(ctx)
 	r, err := s.editor.Execute(ctx, editor.Request{Command: editor.CommandStrReplace, Path: p.Path,
 		OldStr: p.OldStr, NewStr: p.NewStr, ExpectedVersion: p.ExpectedVersion})
 	if err != nil {
@@ -112,11 +110,10 @@ func (h *Handlers) editInsert(ctx context.Context, p *editInsertParams) (*editRe
 	if p.NewStr == nil {
 		return nil, rpc.InvalidParams("newStr", "a string (the text to insert)")
 	}
-	s, err := h.session()
+	s, err := h.mutationSession(ctx)
 	if err != nil {
 		return nil, err
 	}
-	s.awaitWatch(ctx)
 	r, err := s.editor.Insert(ctx, p.Path, *p.InsertLine, *p.NewStr, p.ExpectedVersion)
 	if err != nil {
 		return nil, editError(err)
@@ -132,11 +129,10 @@ func (h *Handlers) editUndo(ctx context.Context, p *editUndoParams) (*editResult
 	if err := requirePath("path", p.Path); err != nil {
 		return nil, err
 	}
-	s, err := h.session()
+	s, err := h.mutationSession(ctx)
 	if err != nil {
 		return nil, err
 	}
-	s.awaitWatch(ctx)
 	r, err := s.editor.Undo(ctx, p.Path)
 	if err != nil {
 		return nil, editError(err)

@@ -201,6 +201,17 @@ func (h *Handlers) session() (*filesState, error) {
 	return s, nil
 }
 
+// mutationSession is session for calls that change files: it first lets
+// the watcher finish its initial walk, so the change is reported.
+func (h *Handlers) mutationSession(ctx context.Context) (*filesState, error) {
+	s, err := h.session()
+	if err != nil {
+		return nil, err
+	}
+	s.awaitWatch(ctx)
+	return s, nil
+}
+
 // pathKeys returns a per-path Keys function: the named string params,
 // resolved through the roots. A param that does not resolve gives no keys;
 // the handler then reports the error.

@@ -73,11 +73,10 @@ func (h *Handlers) writeTextFile(ctx context.Context, p *writeTextFileParams) (*
 	if p.Content == nil {
 		return nil, rpc.InvalidParams("content", "a string (the whole new text of the file)")
 	}
-	s, err := h.session()
+	s, err := h.mutationSession(ctx)
 	if err != nil {
 		return nil, err
 	}
-	s.awaitWatch(ctx)
 	res, err := s.fs.WriteTextFile(ctx, p.Path, *p.Content, p.ExpectedVersion, p.CreateParents)
 	if err != nil {
 		return nil, err
@@ -197,11 +196,10 @@ func (h *Handlers) mkdir(ctx context.Context, p *mkdirParams) (any, error) {
 	if err := requirePath("path", p.Path); err != nil {
 		return nil, err
 	}
-	s, err := h.session()
+	s, err := h.mutationSession(ctx)
 	if err != nil {
 		return nil, err
 	}
-	s.awaitWatch(ctx)
 	return nil, s.fs.Mkdir(ctx, p.Path, p.Parents)
 }
 
@@ -214,11 +212,10 @@ func (h *Handlers) delete(ctx context.Context, p *deleteParams) (any, error) {
 	if err := requirePath("path", p.Path); err != nil {
 		return nil, err
 	}
-	s, err := h.session()
+	s, err := h.mutationSession(ctx)
 	if err != nil {
 		return nil, err
 	}
-	s.awaitWatch(ctx)
 	return nil, s.fs.Delete(ctx, p.Path, p.Recursive)
 }
 
@@ -235,10 +232,9 @@ func (h *Handlers) move(ctx context.Context, p *moveParams) (any, error) {
 	if err := requirePath("to", p.To); err != nil {
 		return nil, err
 	}
-	s, err := h.session()
+	s, err := h.mutationSession(ctx)
 	if err != nil {
 		return nil, err
 	}
-	s.awaitWatch(ctx)
 	return nil, s.fs.Move(ctx, p.From, p.To, p.Overwrite)
 }

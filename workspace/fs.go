@@ -53,7 +53,7 @@ type FS struct {
 	maxSize int64
 	overlay *Overlay
 	buffers atomic.Pointer[bufferEditorBox]
-	locks   pathLocks
+	locks   PathLocks
 	agent   agentLog
 }
 
@@ -275,7 +275,7 @@ func (f *FS) WriteTextFile(ctx context.Context, path, content, expectedVersion s
 	if err != nil {
 		return nil, err
 	}
-	unlock := f.locks.lock(p)
+	unlock := f.locks.Lock(p)
 	defer unlock()
 
 	newVersion := versionOfString(content)
@@ -573,7 +573,7 @@ func (f *FS) Delete(ctx context.Context, path string, recursive bool) error {
 	if f.holdsRoot(p) {
 		return &RootOperationError{Path: path, Op: "delete"}
 	}
-	unlock := f.locks.lock(p)
+	unlock := f.locks.Lock(p)
 	defer unlock()
 	fi, err := os.Lstat(p)
 	if err != nil {
@@ -639,40 +639,6 @@ func (f *FS) Move(ctx context.Context, from, to string, overwrite bool) error {
 		return fmt.Errorf("move %s to %s: %w", from, to, err)
 	}
 	return nil
-}
-
-// pathLocks is a keyed mutex: one lock per resolved path, dropped when unused.
-type pathLocks struct {
-	mu sync.Mutex
-	m  map[string]*pathLock
-}
-
-type pathLock struct {
-	mu   sync.Mutex
-	refs int
-}
-
-func (l *pathLocks) lock(p string) (unlock func()) {
-	l.mu.Lock()
-	if l.m == nil {
-		l.m = make(map[string]*pathLock)
-	}
-	pl := l.m[p]
-	if pl == nil {
-		pl = &pathLock{}
-		l.m[p] = pl
-	}
-	pl.refs++
-	l.mu.Unlock()
-	pl.mu.Lock()
-	return func() {
-		pl.mu.Unlock()
-		l.mu.Lock()
-		if pl.refs--; pl.refs == 0 {
-			delete(l.m, p)
-		}
-		l.mu.Unlock()
-	}
 }
 
 // agentTagWindow is how long after an FS operation the watcher attributes
