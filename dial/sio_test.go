@@ -182,6 +182,10 @@ func TestServerCallIsAcknowledged(t *testing.T) {
 	if err != nil || len(ack) != 1 || json.Unmarshal(ack[0], &reg) != nil || !strings.HasPrefix(reg.RuntimeID, "rt-") {
 		t.Fatalf("register: %s %v", ack, err)
 	}
+	// The action is broadcast as a conversation event first, as in OpenHands.
+	if got := nextEvent(t, c, "oh_event"); !strings.Contains(string(got.Args[0]), `"echo hi"`) {
+		t.Fatalf("the broadcast action is %s", got.Args[0])
+	}
 	e := nextEvent(t, c, "oh_runtime_action")
 	if !e.WantsAck() {
 		t.Fatal("the server's call did not ask for an ack")
