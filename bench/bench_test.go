@@ -188,6 +188,7 @@ func BenchmarkPipelined(b *testing.B) {
 // BenchmarkStartup: process start until initialize is answered (target
 // ≤ 15 ms), beside spawning /bin/true.
 func BenchmarkStartup(b *testing.B) {
+	ws := b.TempDir()
 	var bridge, baseline time.Duration
 	for range b.N {
 		t := time.Now()
@@ -195,8 +196,8 @@ func BenchmarkStartup(b *testing.B) {
 		baseline += time.Since(t)
 
 		t = time.Now()
-		cmd := exec.Command(bin, "--stdio", "--log-level", "error")
-		cmd.Dir = os.TempDir()
+		// An empty workspace: the watcher's walk is part of start-up.
+		cmd := exec.Command(bin, "--stdio", "--log-level", "error", "--workspace", ws)
 		stdin, _ := cmd.StdinPipe()
 		stdout, _ := cmd.StdoutPipe()
 		cmd.Start()
