@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -90,6 +91,9 @@ func Available() error {
 // Launch runs the stand-in and waits until it listens; Stop ends it.
 func Launch(args ...string) (*Peer, error) {
 	cmd := exec.Command(SystemPython, append([]string{Script()}, args...)...)
+	// A test binary killed by its timeout runs no cleanup: the stand-in
+	// must not outlive it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stdout, _ := cmd.StdoutPipe()
 	p := &Peer{Cmd: cmd}
 	cmd.Stderr = &p.stderr
