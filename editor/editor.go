@@ -156,7 +156,7 @@ func (e *Editor) Execute(ctx context.Context, req Request) (*Result, error) {
 		unlock := e.locks.Lock(t.resolved)
 		defer unlock()
 	}
-	info, err := e.fs.Stat(ctx, t.resolved)
+	info, err := e.fs.Probe(ctx, t.resolved)
 	if err != nil {
 		return nil, e.readError(t, err)
 	}
@@ -216,7 +216,7 @@ func (e *Editor) locate(ctx context.Context, path string) (target, error) {
 			// it to be inside the roots, so the hint cannot probe outside.
 			suggested := pyPath(roots.First() + "/" + path)
 			if r, err := roots.Resolve(suggested); err == nil {
-				if info, err := e.fs.Stat(ctx, r); err == nil && info.Exists {
+				if info, err := e.fs.Probe(ctx, r); err == nil && info.Exists {
 					hint += " Maybe you meant " + suggested + "?"
 				}
 			}
@@ -724,7 +724,7 @@ func hasHiddenComponent(rel string) bool {
 
 // isDirInside reports whether path leads to a directory inside the roots.
 func (e *Editor) isDirInside(ctx context.Context, path string) bool {
-	info, err := e.fs.Stat(ctx, path)
+	info, err := e.fs.Probe(ctx, path)
 	return err == nil && info.Type == workspace.TypeDirectory
 }
 

@@ -461,6 +461,17 @@ type FileInfo struct {
 // While the path is open in the overlay, Size, IsBinary and Version describe
 // the buffer text.
 func (f *FS) Stat(ctx context.Context, path string) (*FileInfo, error) {
+	return f.stat(ctx, path, true)
+}
+
+// Probe is Stat without reading the whole file: Version stays empty and
+// IsBinary comes from the first 8 KiB. It is for callers that only need to
+// know what a path is (the editor checks it before every command).
+func (f *FS) Probe(ctx context.Context, path string) (*FileInfo, error) {
+	return f.stat(ctx, path, false)
+}
+
+func (f *FS) stat(ctx context.Context, path string, withVersion bool) (*FileInfo, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -501,7 +512,7 @@ func (f *FS) Stat(ctx context.Context, path string) (*FileInfo, error) {
 	if !fi.Mode().IsRegular() {
 		return info, nil
 	}
-	if fi.Size() <= f.maxSize {
+	if withVersion && fi.Size() <= f.maxSize {
 		if data, err := os.ReadFile(p); err == nil {
 			info.IsBinary = bytes.IndexByte(data[:min(len(data), binarySniffLen)], 0) >= 0
 			if !info.IsBinary {
