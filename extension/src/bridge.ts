@@ -1,0 +1,169 @@
+// The connection to the oh-bridge process: spawn it, speak JSON-RPC with
+// vscode-jsonrpc, initialize with the client capabilities, and route the
+// bridge's requests and notifications to an EditorHost. Nothing here uses
+// the vscode module, so the same client is tested against the real binary
+// in plain node.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { pathToFileURL } from 'node:url';
+import * as rpc from 'vscode-jsonrpc/node';
+import type { PermissionOutcome, PermissionOption } from './permissions';
+
+/** LSP text edit with a UTF-16 range. */
+export interface TextEdit {
+  range: { start: { line: number; character: number }; end: { line: number; character: number } };
+  newText: string;
+}
+
+export interface ApplyWorkspaceEditParams {
+  label?: string;
+  edit: {
+    documentChanges?: { textDocument: { uri: string; version: number | null }; edits: TextEdit[] }[];
+    changes?: Record<string, TextEdit[]>;
+  };
+}
+
+export interface PermissionRequest {
+  toolCall: { toolCallId: string; title: string; kind?: string; rawInput?: unknown; locations?: { path: string; line?: number }[] };
+  options: PermissionOption[];
+}
+
+/** What the editor does for the bridge. */
+export interface EditorHost {
+  applyEdit(params: ApplyWorkspaceEditParams): Promise<{ applied: boolean; failureReason?: string }>;
+  requestPermission(params: PermissionRequest): Promise<{ outcome: PermissionOutcome }>;
+  showMessage(type: number, message: string): void;
+  log(message: string): void;
+  progress(token: string | number, value: unknown): void;
+  notification(method: string, params: unknown): void;
+}
+
+export interface BridgeOptions {
+  binary: string;
+  folders: string[];
+  host: EditorHost;
+  /** Extra environment for the bridge process. */
+  env?: NodeJS.ProcessEnv;
+  /** Called with every message when tracing is on. */
+  trace?: (line: string) => void;
+}
+
+/** The notifications the bridge sends that the host receives as is. */
+export const forwardedNotifications = [
+  'fs/did_change',
+  'terminal/did_output',
+  'terminal/did_change_state',
+  'openhands/did_change_status',
+  'openhands/did_receive_event',
+] as const;
+
+export class Bridge {
+  private child: ChildProcess | undefined;
+  private conn: rpc.MessageConnection | undefined;
+  private exitListeners: ((code: number | null, signal: string | null) => void)[] = [];
+  private stopping = false;
+
+  constructor(private readonly opts: BridgeOptions) {}
+
+  /** Starts the process and runs initialize/initialized. */
+  async start(): Promise<unknown> {
+    const child = spawn(this.opts.binary, ['--stdio', '--log-level', 'info'], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { ...process.env, ...this.opts.env },
+    });
+    this.child = child;
+    const spawned = new Promise<void>((resolve, reject) => {
+      child.once('spawn', () => resolve());
+      child.once('error', (err) => reject(new Error(`cannot start the bridge ${this.opts.binary}: ${err.message}`)));
+    });
+    child.stderr?.on('data', (d: Buffer) => this.opts.host.log(d.toString().trimEnd()));
+    child.on('exit', (code, signal) => {
+      for (const l of this.exitListeners) l(code, signal);
+    });
+    await spawned;
+    if (child.stdout === null || child.stdin === null) {
+      throw new Error('the bridge process has no stdio pipes');
+    }
+    const conn = rpc.createMessageConnection(new rpc.StreamMessageReader(child.stdout), new rpc.StreamMessageWriter(child.stdin));
+    this.conn = conn;
+    this.register(conn);
+    if (this.opts.trace !== undefined) {
+      const trace = this.opts.trace;
+      await conn.trace(rpc.Trace.Verbose, { log: (message: string, data?: string) => trace(data === undefined ? message : `${message}\n${data}`) });
+    }
+    conn.listen();
+    const result = await conn.sendRequest('initialize', {
+      processId: process.pid,
+      clientInfo: { name: 'oh-bridge-vscode', version: '0.1.0' },
+      workspaceFolders: this.opts.folders.map((f) => ({ uri: pathToFileURL(f).href, name: f })),
+      capabilities: {
+        workspace: { applyEdit: true, workspaceEdit: { documentChanges: true } },
+        window: { workDoneProgress: true },
+        terminal: { streaming: true },
+        permissions: { requestPermission: true },
+      },
+    });
+    await conn.sendNotification('initialized', {});
+    return result;
+  }
+
+  private register(conn: rpc.MessageConnection): void {
+    const host = this.opts.host;
+    conn.onRequest('workspace/applyEdit', (p: ApplyWorkspaceEditParams) => host.applyEdit(p));
+    conn.onRequest('session/request_permission', (p: PermissionRequest) => host.requestPermission(p));
+    conn.onNotification('window/showMessage', (p: { type: number; message: string }) => host.showMessage(p.type, p.message));
+    conn.onNotification('window/logMessage', (p: { message: string }) => host.log(p.message));
+    conn.onNotification('$/progress', (p: { token: string | number; value: unknown }) => host.progress(p.token, p.value));
+    for (const method of forwardedNotifications) {
+      conn.onNotification(method, (p: unknown) => host.notification(method, p));
+    }
+  }
+
+  /** Sends a request to the bridge. */
+  request<R>(method: string, params?: unknown, token?: rpc.CancellationToken): Promise<R> {
+    if (this.conn === undefined) {
+      return Promise.reject(new Error('the bridge is not running'));
+    }
+    // vscode-jsonrpc treats every extra argument as a positional param: an
+    // undefined token would turn params into [params, undefined].
+    if (params === undefined) {
+      return token === undefined ? this.conn.sendRequest<R>(method) : this.conn.sendRequest<R>(method, token);
+    }
+    return token === undefined ? this.conn.sendRequest<R>(method, params) : this.conn.sendRequest<R>(method, params, token);
+  }
+
+  /** Sends a notification to the bridge. */
+  async notify(method: string, params?: unknown): Promise<void> {
+    await this.conn?.sendNotification(method, params);
+  }
+
+  onExit(listener: (code: number | null, signal: string | null) => void): void {
+    this.exitListeners.push(listener);
+  }
+
+  /** Whether stop() was called (an exit is then not a crash). */
+  get isStopping(): boolean {
+    return this.stopping;
+  }
+
+  /** shutdown + exit, then kill the process if it lingers. */
+  async stop(timeoutMs = 3000): Promise<void> {
+    this.stopping = true;
+    const child = this.child;
+    if (child === undefined || child.exitCode !== null) return;
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    try {
+      await Promise.race([this.request('shutdown'), delay(timeoutMs)]);
+      await this.notify('exit');
+    } catch {
+      // The connection may already be gone; the kill below still runs.
+    }
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    await exited;
+    clearTimeout(timer);
+    this.conn?.dispose();
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,342 @@
+// The VS Code extension: it starts the oh-bridge process for the workspace
+// (cheap, no network), keeps it running, mirrors open documents into it,
+// shows the agent's terminals and the connection state, and asks the user
+// before risky actions. It connects to an OpenHands server only when a
+// command needs one.
+import * as fs from 'node:fs';
+import * as vscode from 'vscode';
+import { findBridge } from './binary';
+import { Bridge, type ApplyWorkspaceEditParams, type EditorHost, type PermissionRequest, type TextEdit } from './bridge';
+import { allowOption, decide, outcomeFor, type PermissionMode, type PermissionOption } from './permissions';
+import { RestartPolicy } from './restart';
+import { chooseTerminal, type ReuseStrategy } from './reuse';
+import { statusView, type BridgeState, type ConnectionStatus } from './status';
+
+const secretKey = 'openhands.sessionApiKey';
+
+let controller: Controller | undefined;
+
+export function activate(context: vscode.ExtensionContext): void {
+  controller = new Controller(context);
+  controller.start();
+}
+
+export async function deactivate(): Promise<void> {
+  await controller?.dispose();
+}
+
+class Controller implements EditorHost {
+  private readonly output = vscode.window.createOutputChannel('OpenHands Bridge');
+  private readonly statusItem = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 100);
+  private readonly restart = new RestartPolicy();
+  private readonly alwaysAllowed = new Set<string>();
+  private readonly terminals = new Map<string, vscode.EventEmitter<string>>();
+  private readonly progressBars = new Map<string | number, { report: (m: string) => void; done: () => void }>();
+  private bridge: Bridge | undefined;
+  private bridgeState: BridgeState = 'starting';
+  private connection: ConnectionStatus = { state: 'disconnected' };
+
+  constructor(private readonly context: vscode.ExtensionContext) {
+    this.statusItem.command = 'openhands.quickPick';
+    context.subscriptions.push(this.output, this.statusItem);
+    this.registerCommands();
+    this.syncDocuments();
+    this.render();
+    this.statusItem.show();
+  }
+
+  start(): void {
+    const config = vscode.workspace.getConfiguration('openhands');
+    const found = findBridge({
+      settingPath: config.get<string>('bridge.path', ''),
+      extensionPath: this.context.extensionPath,
+      platform: process.platform,
+      arch: process.arch,
+      pathEnv: process.env.PATH ?? '',
+      isExecutable: (f) => {
+        try {
+          fs.accessSync(f, fs.constants.X_OK);
+          return fs.statSync(f).isFile();
+        } catch {
+          return false;
+        }
+      },
+    });
+    if ('error' in found) {
+      this.setBridgeState('missing');
+      this.output.appendLine(found.error);
+      void vscode.window.showErrorMessage(found.error, 'Open Settings').then((choice) => {
+        if (choice === 'Open Settings') void vscode.commands.executeCommand('workbench.action.openSettings', 'openhands.bridge.path');
+      });
+      return;
+    }
+    this.output.appendLine(`starting ${found.path} (${found.source})`);
+    const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
+    const trace = config.get<boolean>('trace', false) ? (line: string) => this.output.appendLine(line) : undefined;
+    const bridge = new Bridge({ binary: found.path, folders, host: this, ...(trace === undefined ? {} : { trace }) });
+    this.bridge = bridge;
+    bridge.onExit((code, signal) => this.onBridgeExit(bridge, code, signal));
+    bridge.start().then(
+      () => {
+        this.setBridgeState('running');
+        for (const doc of vscode.workspace.textDocuments) this.didOpen(doc);
+      },
+      (err: Error) => this.output.appendLine(`the bridge did not start: ${err.message}`),
+    );
+  }
+
+  private onBridgeExit(bridge: Bridge, code: number | null, signal: string | null): void {
+    if (bridge !== this.bridge || bridge.isStopping) return;
+    this.output.appendLine(`the bridge exited (code ${String(code)}, signal ${String(signal)})`);
+    const decision = this.restart.onCrash(Date.now());
+    if (!decision.restart) {
+      this.setBridgeState('stopped');
+      void vscode.window.showErrorMessage(decision.reason, 'Show Bridge Log').then((c) => {
+        if (c !== undefined) this.output.show();
+      });
+      return;
+    }
+    this.setBridgeState('restarting');
+    setTimeout(() => this.start(), decision.delayMs);
+  }
+
+  async dispose(): Promise<void> {
+    await this.bridge?.stop();
+  }
+
+  // EditorHost ------------------------------------------------------------
+
+  async applyEdit(params: ApplyWorkspaceEditParams): Promise<{ applied: boolean; failureReason?: string }> {
+    const edit = new vscode.WorkspaceEdit();
+    const toRange = (r: TextEdit['range']): vscode.Range => new vscode.Range(r.start.line, r.start.character, r.end.line, r.end.character);
+    for (const change of params.edit.documentChanges ?? []) {
+      const uri = vscode.Uri.parse(change.textDocument.uri);
+      for (const e of change.edits) edit.replace(uri, toRange(e.range), e.newText);
+    }
+    for (const [uri, edits] of Object.entries(params.edit.changes ?? {})) {
+      for (const e of edits) edit.replace(vscode.Uri.parse(uri), toRange(e.range), e.newText);
+    }
+    const applied = await vscode.workspace.applyEdit(edit, params.label === undefined ? undefined : { isRefactoring: false });
+    return applied ? { applied } : { applied, failureReason: 'VS Code did not apply the edit (the document changed?)' };
+  }
+
+  async requestPermission(params: PermissionRequest): Promise<{ outcome: ReturnType<typeof outcomeFor> }> {
+    const mode = vscode.workspace.getConfiguration('openhands').get<PermissionMode>('permissions.mode', 'ask');
+    const kind = params.toolCall.kind ?? 'other';
+    if (decide(mode, kind, this.alwaysAllowed) === 'allow') {
+      return { outcome: allowOption(params.options) };
+    }
+    const labels: Record<PermissionOption['kind'], string> = {
+      allow_once: 'Allow once',
+      allow_always: 'Allow always',
+      reject_once: 'Reject',
+      reject_always: 'Reject always',
+    };
+    const offered = params.options.map((o) => o.kind);
+    const choice = await vscode.window.showWarningMessage(
+      `OpenHands wants to ${params.toolCall.title}`,
+      { modal: true, detail: `Kind: ${kind}` },
+      ...offered.map((k) => labels[k]),
+    );
+    const chosen = offered.find((k) => labels[k] === choice);
+    if (chosen === 'allow_always') this.alwaysAllowed.add(kind);
+    return { outcome: outcomeFor(params.options, chosen) };
+  }
+
+  showMessage(type: number, message: string): void {
+    if (type === 1) void vscode.window.showErrorMessage(message);
+    else if (type === 2) void vscode.window.showWarningMessage(message);
+    else void vscode.window.showInformationMessage(message);
+  }
+
+  log(message: string): void {
+    this.output.appendLine(message);
+  }
+
+  progress(token: string | number, value: unknown): void {
+    const v = value as { kind: string; title?: string; message?: string };
+    if (v.kind === 'begin') {
+      void vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: v.title ?? 'OpenHands' }, (p) =>
+        new Promise<void>((done) => this.progressBars.set(token, { report: (m) => p.report({ message: m }), done })),
+      );
+    } else if (v.kind === 'report') {
+      this.progressBars.get(token)?.report(v.message ?? '');
+    } else {
+      this.progressBars.get(token)?.done();
+      this.progressBars.delete(token);
+    }
+  }
+
+  notification(method: string, params: unknown): void {
+    switch (method) {
+      case 'openhands/did_change_status':
+        this.connection = params as ConnectionStatus;
+        this.render();
+        return;
+      case 'terminal/did_output': {
+        const p = params as { terminalId: string; data: string };
+        this.terminals.get(p.terminalId)?.fire(p.data.replace(/(?<!\r)\n/g, '\r\n'));
+        return;
+      }
+      default:
+        if (vscode.workspace.getConfiguration('openhands').get<boolean>('trace', false)) {
+          this.output.appendLine(`${method} ${JSON.stringify(params)}`);
+        }
+    }
+  }
+
+  // Documents ---------------------------------------------------------------
+
+  private syncDocuments(): void {
+    this.context.subscriptions.push(
+      vscode.workspace.onDidOpenTextDocument((d) => this.didOpen(d)),
+      vscode.workspace.onDidChangeTextDocument((e) => {
+        if (!this.inWorkspace(e.document)) return;
+        void this.bridge?.notify('textDocument/didChange', {
+          textDocument: { uri: e.document.uri.toString(), version: e.document.version },
+          contentChanges: [{ text: e.document.getText() }],
+        });
+      }),
+      vscode.workspace.onDidCloseTextDocument((d) => {
+        if (this.inWorkspace(d)) void this.bridge?.notify('textDocument/didClose', { textDocument: { uri: d.uri.toString() } });
+      }),
+    );
+  }
+
+  private didOpen(d: vscode.TextDocument): void {
+    if (!this.inWorkspace(d)) return;
+    void this.bridge?.notify('textDocument/didOpen', {
+      textDocument: { uri: d.uri.toString(), languageId: d.languageId, version: d.version, text: d.getText() },
+    });
+  }
+
+  private inWorkspace(d: vscode.TextDocument): boolean {
+    return d.uri.scheme === 'file' && vscode.workspace.getWorkspaceFolder(d.uri) !== undefined;
+  }
+
+  // Status and commands -------------------------------------------------------
+
+  private setBridgeState(s: BridgeState): void {
+    this.bridgeState = s;
+    this.render();
+  }
+
+  private render(): void {
+    const view = statusView(this.bridgeState, this.connection);
+    this.statusItem.text = view.text;
+    this.statusItem.tooltip = view.tooltip;
+  }
+
+  private registerCommands(): void {
+    const reg = (id: string, fn: () => unknown): void => {
+      this.context.subscriptions.push(vscode.commands.registerCommand(id, fn));
+    };
+    reg('openhands.connect', () => this.connect());
+    reg('openhands.disconnect', () => this.bridge?.request('openhands/disconnect'));
+    reg('openhands.startConversation', async () => {
+      const task = await vscode.window.showInputBox({ prompt: 'What should the OpenHands agent do?' });
+      if (task !== undefined && task.trim() !== '') await this.connect(task);
+    });
+    reg('openhands.startConversationWithSelection', async () => {
+      const editor = vscode.window.activeTextEditor;
+      const text = editor?.document.getText(editor.selection) ?? '';
+      if (text !== '') await this.connect(text);
+    });
+    reg('openhands.startConversationWithFile', async () => {
+      const doc = vscode.window.activeTextEditor?.document;
+      if (doc !== undefined) await this.connect(`Look at ${doc.uri.fsPath}:\n\n${doc.getText()}`);
+    });
+    reg('openhands.setApiKey', async () => {
+      const key = await vscode.window.showInputBox({ prompt: 'OpenHands session API key', password: true });
+      if (key !== undefined) await this.context.secrets.store(secretKey, key);
+    });
+    reg('openhands.showBridgeLog', () => this.output.show());
+    reg('openhands.openAgentTerminal', () => this.openAgentTerminal());
+    reg('openhands.startCli', () => this.startCli());
+    reg('openhands.quickPick', async () => {
+      const pick = await vscode.window.showQuickPick(
+        [
+          { label: 'Connect to Server', id: 'openhands.connect' },
+          { label: 'Start Conversation', id: 'openhands.startConversation' },
+          { label: 'Open Agent Terminal', id: 'openhands.openAgentTerminal' },
+          { label: 'Disconnect', id: 'openhands.disconnect' },
+          { label: 'Show Bridge Log', id: 'openhands.showBridgeLog' },
+        ],
+        { placeHolder: 'OpenHands' },
+      );
+      if (pick !== undefined) await vscode.commands.executeCommand(pick.id);
+    });
+  }
+
+  /** Connects on demand; failures show the bridge's plain-words error. */
+  private async connect(task?: string): Promise<void> {
+    const bridge = this.bridge;
+    if (bridge === undefined) {
+      void vscode.window.showErrorMessage('The OpenHands bridge is not running. See "OpenHands: Show Bridge Log".');
+      return;
+    }
+    const serverUrl = vscode.workspace.getConfiguration('openhands').get<string>('serverUrl', 'http://localhost:3000');
+    const sessionApiKey = (await this.context.secrets.get(secretKey)) ?? '';
+    try {
+      await bridge.request('openhands/connect', { serverUrl, sessionApiKey, ...(task === undefined ? {} : { task }) });
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      const choice = await vscode.window.showErrorMessage(message, 'Retry', 'Open Settings');
+      if (choice === 'Retry') await this.connect(task);
+      if (choice === 'Open Settings') await vscode.commands.executeCommand('workbench.action.openSettings', 'openhands.serverUrl');
+    }
+  }
+
+  /** A VS Code terminal backed by a bridge terminal, mirrored live. */
+  private async openAgentTerminal(): Promise<void> {
+    const bridge = this.bridge;
+    if (bridge === undefined) return;
+    const { terminalId } = await bridge.request<{ terminalId: string }>('terminal/open', { name: 'agent' });
+    const write = new vscode.EventEmitter<string>();
+    this.terminals.set(terminalId, write);
+    const pty: vscode.Pseudoterminal = {
+      onDidWrite: write.event,
+      open: () => undefined,
+      close: () => {
+        this.terminals.delete(terminalId);
+        void bridge.request('terminal/close', { terminalId });
+      },
+      handleInput: (data) => void bridge.request('terminal/send_input', { terminalId, data, appendNewline: false }),
+      setDimensions: (d) => void bridge.request('terminal/resize', { terminalId, cols: d.columns, rows: d.rows }),
+    };
+    vscode.window.createTerminal({ name: `OpenHands: ${terminalId}`, pty }).show();
+  }
+
+  /** Runs the OpenHands CLI for the selection or file, reusing an idle terminal. */
+  private startCli(): void {
+    const editor = vscode.window.activeTextEditor;
+    const task = editor === undefined ? '' : editor.selection.isEmpty ? `Look at ${editor.document.uri.fsPath}` : editor.document.getText(editor.selection);
+    const strategy = vscode.workspace.getConfiguration('openhands').get<ReuseStrategy>('terminal.reuseStrategy', 'smart');
+    const open = vscode.window.terminals;
+    const decision = chooseTerminal(
+      open.map((t, id) => ({
+        id,
+        name: t.name,
+        hasShellIntegration: t.shellIntegration !== undefined,
+        busy: this.busyTerminals.has(t),
+        createdAt: id,
+      })),
+      strategy,
+    );
+    const terminal = 'reuse' in decision ? open[decision.reuse] : undefined;
+    const target = terminal ?? vscode.window.createTerminal({ name: 'OpenHands' });
+    target.show();
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    const venv = folder === undefined ? undefined : ['.venv', 'venv'].find((v) => fs.existsSync(`${folder}/${v}/bin/activate`));
+    const activate = venv === undefined ? '' : `source ${JSON.stringify(`${folder}/${venv}/bin/activate`)} && `;
+    const command = `${activate}openhands --task ${JSON.stringify(task)}`;
+    if (target.shellIntegration !== undefined) {
+      this.busyTerminals.add(target);
+      target.shellIntegration.executeCommand(command);
+    } else {
+      target.sendText(command);
+    }
+  }
+
+  private readonly busyTerminals = new WeakSet<vscode.Terminal>();
+}

@@ -1,0 +1,123 @@
+// The extension's bridge client against the real compiled oh-bridge
+// (OH_BRIDGE_BIN): an edit landing in an unsaved buffer through
+// workspace/applyEdit, a terminal mirrored through terminal/did_output,
+// and a connection failure reported in plain words.
+import { test } from 'node:test';
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Bridge, type ApplyWorkspaceEditParams, type EditorHost, type TextEdit } from '../src/bridge';
+
+const binary = process.env.OH_BRIDGE_BIN ?? '';
+
+/** A host with in-memory buffers that applies LSP edits like VS Code. */
+class FakeHost implements EditorHost {
+  buffers = new Map<string, string>();
+  edits: ApplyWorkspaceEditParams[] = [];
+  notes: { method: string; params: unknown }[] = [];
+  logs: string[] = [];
+  private waiters: (() => void)[] = [];
+
+  applyEdit(p: ApplyWorkspaceEditParams): Promise<{ applied: boolean }> {
+    this.edits.push(p);
+    for (const change of p.edit.documentChanges ?? []) {
+      const text = this.buffers.get(change.textDocument.uri);
+      if (text === undefined) return Promise.resolve({ applied: false });
+      this.buffers.set(change.textDocument.uri, applyEdits(text, change.edits));
+    }
+    return Promise.resolve({ applied: true });
+  }
+  requestPermission(): Promise<never> {
+    return Promise.reject(new Error('not expected'));
+  }
+  showMessage(): void {}
+  log(message: string): void {
+    this.logs.push(message);
+  }
+  progress(): void {}
+  notification(method: string, params: unknown): void {
+    this.notes.push({ method, params });
+    for (const w of this.waiters.splice(0)) w();
+  }
+  /** Waits until a notification satisfies ok. */
+  async await(ok: (n: { method: string; params: unknown }) => boolean, ms = 10_000): Promise<void> {
+    const deadline = Date.now() + ms;
+    while (!this.notes.some(ok)) {
+      if (Date.now() > deadline) throw new Error(`no such notification; got ${JSON.stringify(this.notes).slice(0, 2000)}`);
+      await new Promise<void>((resolve) => {
+        this.waiters.push(resolve);
+        setTimeout(resolve, 200);
+      });
+    }
+  }
+}
+
+/** Applies LSP edits (UTF-16 positions, which JS strings index) to text. */
+function applyEdits(text: string, edits: TextEdit[]): string {
+  const lineStarts = [0];
+  for (let i = 0; i < text.length; i++) if (text[i] === '\n') lineStarts.push(i + 1);
+  const offset = (p: { line: number; character: number }): number => (lineStarts[p.line] ?? text.length) + p.character;
+  const sorted = [...edits].sort((a, b) => offset(b.range.start) - offset(a.range.start));
+  for (const e of sorted) {
+    text = text.slice(0, offset(e.range.start)) + e.newText + text.slice(offset(e.range.end));
+  }
+  return text;
+}
+
+async function withBridge(fn: (bridge: Bridge, host: FakeHost, ws: string) => Promise<void>): Promise<void> {
+  const ws = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'ext-bridge-')));
+  const host = new FakeHost();
+  const bridge = new Bridge({ binary, folders: [ws], host, env: { HOME: ws } });
+  try {
+    await bridge.start();
+    await fn(bridge, host, ws);
+  } finally {
+    await bridge.stop();
+    fs.rmSync(ws, { recursive: true, force: true });
+  }
+}
+
+void test('an agent edit lands in the unsaved buffer, not on disk', { skip: binary === '' && 'OH_BRIDGE_BIN is not set' }, async () => {
+  await withBridge(async (bridge, host, ws) => {
+    const file = path.join(ws, 'notes.txt');
+    fs.writeFileSync(file, 'on disk\n');
+    const uri = pathToFileURL(file).href;
+    host.buffers.set(uri, 'on disk\nunsaved line\n');
+    await bridge.notify('textDocument/didOpen', { textDocument: { uri, languageId: 'plaintext', version: 3, text: host.buffers.get(uri) } });
+    const res = await bridge.request<{ output: string }>('edit/str_replace', { path: 'notes.txt', oldStr: 'unsaved line', newStr: 'edited by the agent' });
+    assert.match(res.output, /has been edited/);
+    assert.equal(host.edits.length, 1);
+    assert.equal(host.buffers.get(uri), 'on disk\nedited by the agent\n');
+    assert.equal(fs.readFileSync(file, 'utf8'), 'on disk\n');
+    const read = await bridge.request<{ content: string }>('fs/read_text_file', { path: 'notes.txt' });
+    assert.equal(read.content, 'on disk\nedited by the agent\n');
+  });
+});
+
+void test('a terminal is mirrored through terminal/did_output', { skip: binary === '' && 'OH_BRIDGE_BIN is not set' }, async () => {
+  await withBridge(async (bridge, host) => {
+    const run = await bridge.request<{ terminalId: string; exitCode: number; output: string }>('terminal/run', { command: 'echo mirrored-$((6*7))' });
+    assert.equal(run.exitCode, 0);
+    assert.match(run.output, /mirrored-42/);
+    await host.await((n) => n.method === 'terminal/did_output' && JSON.stringify(n.params).includes('mirrored-42'));
+    await host.await((n) => n.method === 'terminal/did_change_state' && (n.params as { state: string; exitCode?: number }).state === 'idle');
+  });
+});
+
+void test('a connection failure comes back in plain words', { skip: binary === '' && 'OH_BRIDGE_BIN is not set' }, async () => {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as net.AddressInfo).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await withBridge(async (bridge, host) => {
+    await assert.rejects(bridge.request('openhands/connect', { serverUrl: `http://127.0.0.1:${port}` }), (err: { code: number; message: string }) => {
+      assert.equal(err.code, 1019);
+      assert.equal(err.message, `cannot reach OpenHands at http://127.0.0.1:${port}: connection refused — is the OpenHands server running?`);
+      return true;
+    });
+    await host.await((n) => n.method === 'openhands/did_change_status' && (n.params as { state: string }).state === 'failed');
+  });
+});

@@ -1,0 +1,99 @@
+// Unit tests of the extension's decisions: binary lookup, restart backoff,
+// permission modes, status text and terminal reuse.
+import { test } from 'node:test';
+import * as assert from 'node:assert/strict';
+import { bundledPath, findBridge, type BinaryLookup } from '../src/binary';
+import { RestartPolicy } from '../src/restart';
+import { allowOption, decide, outcomeFor, type PermissionOption } from '../src/permissions';
+import { statusView } from '../src/status';
+import { chooseTerminal, type TerminalInfo } from '../src/reuse';
+
+function lookup(over: Partial<BinaryLookup>, executables: string[]): BinaryLookup {
+  return {
+    settingPath: '',
+    extensionPath: '/ext',
+    platform: 'linux',
+    arch: 'x64',
+    pathEnv: '/usr/bin:/opt/bin',
+    isExecutable: (f) => executables.includes(f),
+    ...over,
+  };
+}
+
+void test('binary lookup: setting, then bundled, then PATH, else a fix-it message', () => {
+  const bundled = bundledPath('/ext', 'linux', 'x64');
+  assert.equal(bundled, '/ext/bin/linux-x64/oh-bridge');
+  assert.deepEqual(findBridge(lookup({ settingPath: '/my/oh-bridge' }, ['/my/oh-bridge', bundled])), { path: '/my/oh-bridge', source: 'setting' });
+  assert.deepEqual(findBridge(lookup({}, [bundled, '/usr/bin/oh-bridge'])), { path: bundled, source: 'bundled' });
+  assert.deepEqual(findBridge(lookup({}, ['/opt/bin/oh-bridge'])), { path: '/opt/bin/oh-bridge', source: 'PATH' });
+  const wrongSetting = findBridge(lookup({ settingPath: '/nope' }, [bundled]));
+  assert.ok('error' in wrongSetting && wrongSetting.error.includes('openhands.bridge.path is set to /nope'), JSON.stringify(wrongSetting));
+  const none = findBridge(lookup({ arch: 'arm64' }, []));
+  assert.ok('error' in none && none.error.includes('linux-arm64') && none.error.includes('go install'), JSON.stringify(none));
+  const win = findBridge(lookup({ platform: 'win32', pathEnv: 'C:\\bin;D:\\tools' }, ['D:\\tools/oh-bridge.exe']));
+  assert.deepEqual(win, { path: 'D:\\tools/oh-bridge.exe', source: 'PATH' });
+});
+
+void test('restart policy: growing delays, then giving up after 5 crashes in 3 minutes', () => {
+  const p = new RestartPolicy();
+  const delays = [0, 1000, 2000, 3000, 4000].map((t) => p.onCrash(t));
+  assert.deepEqual(delays.map((d) => (d.restart ? d.delayMs : -1)), [500, 1000, 2000, 4000, 8000]);
+  const sixth = p.onCrash(5000);
+  assert.equal(sixth.restart, false);
+  assert.ok(!sixth.restart && sixth.reason.includes('crashed 6 times in 3 minutes'));
+  // Crashes older than the window are forgotten.
+  const later = p.onCrash(5000 + 180_000);
+  assert.deepEqual(later, { restart: true, delayMs: 500 });
+  p.reset();
+  assert.deepEqual(p.onCrash(0), { restart: true, delayMs: 500 });
+});
+
+void test('permission modes', () => {
+  const none = new Set<string>();
+  const table: [Parameters<typeof decide>[0], string, ReadonlySet<string>, string][] = [
+    ['ask', 'read', none, 'ask'],
+    ['ask', 'execute', none, 'ask'],
+    ['allowReads', 'read', none, 'allow'],
+    ['allowReads', 'search', none, 'allow'],
+    ['allowReads', 'edit', none, 'ask'],
+    ['allowReads', 'execute', none, 'ask'],
+    ['allowAll', 'delete', none, 'allow'],
+    ['ask', 'execute', new Set(['execute']), 'allow'],
+  ];
+  for (const [mode, kind, always, want] of table) {
+    assert.equal(decide(mode, kind, always), want, `${mode} ${kind}`);
+  }
+  const options: PermissionOption[] = [
+    { optionId: 'a1', name: 'Allow once', kind: 'allow_once' },
+    { optionId: 'a2', name: 'Allow always', kind: 'allow_always' },
+    { optionId: 'r1', name: 'Reject', kind: 'reject_once' },
+  ];
+  assert.deepEqual(outcomeFor(options, 'allow_always'), { outcome: 'selected', optionId: 'a2' });
+  assert.deepEqual(outcomeFor(options, undefined), { outcome: 'cancelled' });
+  assert.deepEqual(outcomeFor(options, 'reject_always'), { outcome: 'cancelled' });
+  assert.deepEqual(allowOption(options), { outcome: 'selected', optionId: 'a1' });
+});
+
+void test('status bar text follows the bridge and the connection', () => {
+  assert.match(statusView('missing', { state: 'disconnected' }).text, /no bridge/);
+  assert.match(statusView('running', { state: 'disconnected' }).text, /Disconnected/);
+  assert.match(statusView('running', { state: 'connecting' }).text, /Connecting/);
+  assert.match(statusView('running', { state: 'connected', conversationId: '0123456789abcdef' }).text, /Connected \(01234567\)/);
+  assert.match(statusView('running', { state: 'connected', conversationId: 'c', runningActions: 2 }).text, /Running 2 actions/);
+  assert.match(statusView('running', { state: 'connected', conversationId: 'c', runningActions: 1 }).text, /Running 1 action$/);
+  const failed = statusView('running', { state: 'failed', error: 'cannot reach OpenHands at http://x: connection refused' });
+  assert.match(failed.text, /Failed/);
+  assert.match(failed.tooltip, /connection refused/);
+  assert.match(statusView('restarting', { state: 'connected' }).text, /restarting/);
+});
+
+void test('terminal reuse: newest idle OpenHands terminal with shell integration, else a new one', () => {
+  const t = (id: number, name: string, integration: boolean, busy: boolean, createdAt: number): TerminalInfo => ({ id, name, hasShellIntegration: integration, busy, createdAt });
+  assert.deepEqual(chooseTerminal([t(1, 'OpenHands', true, false, 1), t(2, 'OpenHands', true, false, 5), t(3, 'bash', true, false, 9)], 'smart'), { reuse: 2 });
+  assert.deepEqual(chooseTerminal([t(1, 'OpenHands', true, true, 1), t(2, 'OpenHands', true, false, 0)], 'smart'), { reuse: 2 });
+  assert.ok('create' in chooseTerminal([t(1, 'OpenHands', true, true, 1)], 'smart'));
+  assert.ok('create' in chooseTerminal([t(1, 'OpenHands', false, false, 1)], 'smart'));
+  assert.ok('create' in chooseTerminal([t(1, 'zsh', true, false, 1)], 'smart'));
+  const always = chooseTerminal([t(1, 'OpenHands', true, false, 1)], 'alwaysNew');
+  assert.ok('create' in always && always.reason.includes('alwaysNew'));
+});
