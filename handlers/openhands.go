@@ -6,6 +6,7 @@ import (
 
 	"github.com/oh-bridge/oh-bridge/ohruntime"
 	"github.com/oh-bridge/oh-bridge/rpc"
+	"github.com/oh-bridge/oh-bridge/shellint"
 	"github.com/oh-bridge/oh-bridge/workspace"
 )
 
@@ -40,7 +41,13 @@ func (h *Handlers) startOpenHands(roots []string) error {
 		}
 		fs = workspace.New(r, workspace.Options{})
 	}
-	rt, err := ohruntime.New(ohruntime.Options{FS: fs, Logger: h.cfg.Logger})
+	opts := ohruntime.Options{FS: fs, Logger: h.cfg.Logger}
+	// With terminal.streaming the agent's own shell is mirrored like the
+	// terminal pool's, as terminal "oh-agent".
+	if ts := h.terms; ts != nil && h.Capabilities().TerminalStreaming {
+		opts.OnShellEvent = func(ev shellint.Event) { h.streamEvent(ts, ev) }
+	}
+	rt, err := ohruntime.New(opts)
 	if err != nil {
 		return err
 	}

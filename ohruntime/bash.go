@@ -77,7 +77,7 @@ func (b *agentShell) session() (*shellint.Session, error) {
 	if dir == "" {
 		dir = b.rt.root
 	}
-	s, err := b.rt.startShell(dir, "oh-agent")
+	s, err := b.rt.startShell(dir, "oh-agent", true)
 	if err != nil {
 		return nil, err
 	}
@@ -356,7 +356,7 @@ func (r *Runtime) runStatic(ctx context.Context, ra *runArgs) (*Observation, err
 	if ra.command == "" {
 		return cmdObservation("", errNoPreviousLogs, cmdMetadata{ExitCode: -1}, false), nil
 	}
-	s, err := r.startShell(dir, "oh-static")
+	s, err := r.startShell(dir, "oh-static", false)
 	if err != nil {
 		return errorObservation(err.Error()), nil
 	}

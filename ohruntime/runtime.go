@@ -46,7 +46,11 @@ type Options struct {
 	Env map[string]string
 	// Python is the interpreter for run_ipython; "" looks up python3.
 	Python string
-	Logger *slog.Logger
+	// OnShellEvent, when set, receives the agent shell's raw output and
+	// state changes (terminal id "oh-agent"), so an editor can show the
+	// agent's commands live. One-off static shells are not streamed.
+	OnShellEvent func(shellint.Event)
+	Logger       *slog.Logger
 }
 
 // NoChangeTimeoutFromEnv reads NO_CHANGE_TIMEOUT_SECONDS (an integer, like
@@ -271,10 +275,10 @@ func (r *Runtime) cwd() string {
 }
 
 // startShell opens a bash for the agent (or a one-off static command).
-func (r *Runtime) startShell(cwd, id string) (*shellint.Session, error) {
+func (r *Runtime) startShell(cwd, id string, stream bool) (*shellint.Session, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	return shellint.Start(ctx, shellint.Options{
+	o := shellint.Options{
 		ID:     id,
 		Name:   "OpenHands agent",
 		Shell:  "bash",
@@ -284,7 +288,11 @@ func (r *Runtime) startShell(cwd, id string) (*shellint.Session, error) {
 		Rows:   1000,
 		Mode:   r.opts.ShellMode,
 		Logger: r.opts.Logger,
-	})
+	}
+	if stream {
+		o.OnEvent = r.opts.OnShellEvent
+	}
+	return shellint.Start(ctx, o)
 }
 
 func lookPython(p string) (string, error) {

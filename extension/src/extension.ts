@@ -5,7 +5,7 @@
 // command needs one.
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
-import { findBridge } from './binary';
+import { bundledPath, findBridge } from './binary';
 import { Bridge, type ApplyWorkspaceEditParams, type EditorHost, type PermissionRequest, type TextEdit } from './bridge';
 import { allowOption, decide, outcomeFor, type PermissionMode, type PermissionOption } from './permissions';
 import { RestartPolicy } from './restart';
@@ -30,7 +30,7 @@ class Controller implements EditorHost {
   private readonly statusItem = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 100);
   private readonly restart = new RestartPolicy();
   private readonly alwaysAllowed = new Set<string>();
-  private readonly terminals = new Map<string, vscode.EventEmitter<string>>();
+  private readonly terminals = new Map<string, MirrorTerminal>();
   private readonly progressBars = new Map<string | number, { report: (m: string) => void; done: () => void }>();
   private bridge: Bridge | undefined;
   private bridgeState: BridgeState = 'starting';
@@ -47,6 +47,13 @@ class Controller implements EditorHost {
 
   start(): void {
     const config = vscode.workspace.getConfiguration('openhands');
+    // A .vsix does not always keep the executable bit of the bundled bridge.
+    const bundled = bundledPath(this.context.extensionPath, process.platform, process.arch);
+    try {
+      if (fs.existsSync(bundled)) fs.chmodSync(bundled, 0o755);
+    } catch {
+      // findBridge reports a binary that stays unusable.
+    }
     const found = findBridge({
       settingPath: config.get<string>('bridge.path', ''),
       extensionPath: this.context.extensionPath,
@@ -175,7 +182,7 @@ class Controller implements EditorHost {
         return;
       case 'terminal/did_output': {
         const p = params as { terminalId: string; data: string };
-        this.terminals.get(p.terminalId)?.fire(p.data.replace(/(?<!\r)\n/g, '\r\n'));
+        this.mirror(p.terminalId).write(p.data);
         return;
       }
       default:
@@ -292,19 +299,32 @@ class Controller implements EditorHost {
     const bridge = this.bridge;
     if (bridge === undefined) return;
     const { terminalId } = await bridge.request<{ terminalId: string }>('terminal/open', { name: 'agent' });
-    const write = new vscode.EventEmitter<string>();
-    this.terminals.set(terminalId, write);
-    const pty: vscode.Pseudoterminal = {
-      onDidWrite: write.event,
-      open: () => undefined,
+    this.mirror(terminalId);
+  }
+
+  /**
+   * The VS Code terminal that mirrors a bridge terminal, created on first
+   * use: a terminal the user opened, or the agent's own shell ("oh-agent")
+   * the first time it prints.
+   */
+  private mirror(terminalId: string): MirrorTerminal {
+    let m = this.terminals.get(terminalId);
+    if (m !== undefined) return m;
+    const bridge = this.bridge;
+    m = new MirrorTerminal({
+      input: (data) => void bridge?.request('terminal/send_input', { terminalId, data, appendNewline: false }),
+      resize: (cols, rows) => void bridge?.request('terminal/resize', { terminalId, cols, rows }),
       close: () => {
         this.terminals.delete(terminalId);
-        void bridge.request('terminal/close', { terminalId });
+        // The agent's own shell belongs to the agent: closing the view
+        // does not end it.
+        if (terminalId !== 'oh-agent') void bridge?.request('terminal/close', { terminalId });
       },
-      handleInput: (data) => void bridge.request('terminal/send_input', { terminalId, data, appendNewline: false }),
-      setDimensions: (d) => void bridge.request('terminal/resize', { terminalId, cols: d.columns, rows: d.rows }),
-    };
-    vscode.window.createTerminal({ name: `OpenHands: ${terminalId}`, pty }).show();
+    });
+    this.terminals.set(terminalId, m);
+    const name = terminalId === 'oh-agent' ? 'agent' : terminalId;
+    vscode.window.createTerminal({ name: `OpenHands: ${name}`, pty: m.pty }).show(true);
+    return m;
   }
 
   /** Runs the OpenHands CLI for the selection or file, reusing an idle terminal. */
@@ -339,4 +359,36 @@ class Controller implements EditorHost {
   }
 
   private readonly busyTerminals = new WeakSet<vscode.Terminal>();
+}
+
+/**
+ * MirrorTerminal is a Pseudoterminal fed by terminal/did_output. VS Code
+ * drops what is written before it opens the terminal, so output waits in
+ * a buffer until then.
+ */
+class MirrorTerminal {
+  private readonly emitter = new vscode.EventEmitter<string>();
+  private pending: string[] | undefined = [];
+  readonly pty: vscode.Pseudoterminal;
+
+  constructor(actions: { input: (data: string) => void; resize: (cols: number, rows: number) => void; close: () => void }) {
+    this.pty = {
+      onDidWrite: this.emitter.event,
+      open: () => {
+        const pending = this.pending ?? [];
+        this.pending = undefined;
+        for (const d of pending) this.emitter.fire(d);
+      },
+      close: actions.close,
+      handleInput: actions.input,
+      setDimensions: (d) => actions.resize(d.columns, d.rows),
+    };
+  }
+
+  /** Writes raw terminal bytes; a bare \n also returns the carriage. */
+  write(data: string): void {
+    const d = data.replace(/(?<!\r)\n/g, '\r\n');
+    if (this.pending !== undefined) this.pending.push(d);
+    else this.emitter.fire(d);
+  }
 }

@@ -1,0 +1,172 @@
+// End to end in a real VS Code (code-server 4.139, VS Code 1.139) driven by
+// Debian's chromium through playwright-core: install the packaged
+// extension, open a workspace with a file open in the editor, run
+// "OpenHands: Connect to Server" against the OpenHands stand-in, let it
+// send a `run` and an `edit`, then check that the edit landed in the
+// editor, that the agent terminal shows the command's output, and that
+// the status bar says Connected. Screenshots go to OUT_DIR.
+//
+// Env: CODE_SERVER (launcher), VSIX, REPO (the oh-bridge checkout), OUT_DIR.
+import { spawn, execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { chromium } from 'playwright-core';
+
+const { CODE_SERVER, VSIX, REPO } = process.env;
+const OUT_DIR = process.env.OUT_DIR ?? path.join(REPO ?? '.', 'test-output', 'e2e');
+if (!CODE_SERVER || !VSIX || !REPO) {
+  console.error('set CODE_SERVER, VSIX and REPO');
+  process.exit(2);
+}
+fs.mkdirSync(OUT_DIR, { recursive: true });
+
+const results = [];
+const children = [];
+function check(name, ok, detail = '') {
+  results.push({ name, ok, detail });
+  console.log(`${ok ? 'ok  ' : 'FAIL'} ${name}${ok || !detail ? '' : `\n     ${detail}`}`);
+}
+
+async function freePort() {
+  const srv = net.createServer();
+  await new Promise((r) => srv.listen(0, '127.0.0.1', r));
+  const port = srv.address().port;
+  await new Promise((r) => srv.close(r));
+  return port;
+}
+
+function start(cmd, args, opts = {}) {
+  const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], ...opts });
+  children.push(child);
+  child.lines = [];
+  let buf = '';
+  child.stdout.on('data', (d) => {
+    buf += d;
+    let i;
+    while ((i = buf.indexOf('\n')) >= 0) {
+      child.lines.push(buf.slice(0, i));
+      buf = buf.slice(i + 1);
+    }
+  });
+  child.stderrText = '';
+  child.stderr.on('data', (d) => (child.stderrText += d));
+  return child;
+}
+
+async function until(what, fn, ms = 30_000) {
+  const deadline = Date.now() + ms;
+  let last;
+  while (Date.now() < deadline) {
+    try {
+      last = await fn();
+      if (last) return last;
+    } catch (err) {
+      last = err;
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`timed out waiting for ${what} (last: ${String(last).slice(0, 300)})`);
+}
+
+async function main() {
+  const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'oh-e2e-')));
+  const ws = path.join(tmp, 'project');
+  const userData = path.join(tmp, 'user-data');
+  const extDir = path.join(tmp, 'extensions');
+  fs.mkdirSync(ws);
+  fs.mkdirSync(path.join(userData, 'User'), { recursive: true });
+  const notes = path.join(ws, 'notes.txt');
+  fs.writeFileSync(notes, 'hello\n');
+
+  // The stand-in plays OpenHands: one `run`, one `edit` of the open file.
+  const script = path.join(tmp, 'script.json');
+  fs.writeFileSync(script, JSON.stringify([
+    { action: 'run', args: { command: 'echo e2e-output-$((6*7))', blocking: true }, timeout: 60 },
+    { action: 'edit', args: { command: 'str_replace', path: notes, old_str: 'hello', new_str: 'hello from the agent', impl_source: 'oh_aci' } },
+  ]));
+  const peer = start('/usr/bin/python3', [path.join(REPO, 'fixtures', 'peers', 'openhands_standin.py'), '--script', script]);
+  const peerURL = await until('the stand-in', () => {
+    const l = peer.lines.find((x) => x.startsWith('PORT '));
+    return l && `http://127.0.0.1:${l.slice(5)}`;
+  });
+
+  fs.writeFileSync(path.join(userData, 'User', 'settings.json'), JSON.stringify({
+    'openhands.serverUrl': peerURL,
+    'workbench.startupEditor': 'none',
+    'security.workspace.trust.enabled': false,
+    'terminal.integrated.gpuAcceleration': 'off',
+    'terminal.integrated.enablePersistentSessions': false,
+    'workbench.tips.enabled': false,
+    'extensions.autoCheckUpdates': false,
+  }));
+  execFileSync(CODE_SERVER, ['--extensions-dir', extDir, '--user-data-dir', userData, '--install-extension', VSIX], { stdio: 'inherit' });
+
+  const port = await freePort();
+  const cs = start(CODE_SERVER, ['--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-telemetry', '--disable-update-check',
+    '--disable-workspace-trust', '--extensions-dir', extDir, '--user-data-dir', userData, ws], { env: { ...process.env, HOME: tmp } });
+  await until('code-server', async () => (await fetch(`http://127.0.0.1:${port}/`, { redirect: 'manual' })).status < 400, 60_000);
+
+  const browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  try {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`);
+    await page.waitForSelector('.monaco-workbench', { timeout: 60_000 });
+    const status = () => page.locator('.statusbar').innerText();
+    await until('the extension to start the bridge', async () => /OpenHands/.test(await status()), 60_000);
+    check('the status bar shows the bridge, disconnected', /OpenHands: Disconnected/.test(await status()), await status());
+
+    // Open notes.txt so the agent's edit has an open buffer to land in.
+    await page.keyboard.press('Control+P');
+    await page.keyboard.type('notes.txt');
+    await page.keyboard.press('Enter');
+    await until('notes.txt in the editor', async () => (await page.locator('.view-lines').first().innerText()).includes('hello'));
+    await page.screenshot({ path: path.join(OUT_DIR, '1-before-connect.png') });
+
+    await page.keyboard.press('F1');
+    await page.keyboard.type('OpenHands: Connect to Server');
+    await page.keyboard.press('Enter');
+    await until('the agent session', () => peer.lines.some((l) => l.startsWith('SCRIPT_DONE')), 90_000);
+
+    const editorText = await until('the edit in the editor', async () => {
+      const t = await page.locator('.view-lines').first().innerText();
+      return t.includes('hello from the agent') && t;
+    }).catch((e) => String(e));
+    check('the agent edit landed in the open editor', editorText.includes('hello from the agent'), editorText);
+    check('the edit went to the buffer (through workspace/applyEdit), not straight to disk', fs.readFileSync(notes, 'utf8') === 'hello\n', fs.readFileSync(notes, 'utf8'));
+
+    const terminalText = await until('the agent terminal', async () => {
+      const t = await page.locator('.xterm-rows').allInnerTexts();
+      const all = t.join('\n');
+      return all.includes('e2e-output-42') && all;
+    }).catch((e) => String(e));
+    check('the agent terminal shows the command output', terminalText.includes('e2e-output-42'), terminalText.slice(0, 500));
+    const tabs = await page.locator('.terminal-tabs-entry, .single-terminal-tab, .terminal-tab').allInnerTexts().catch(() => []);
+    check('the agent terminal is named "OpenHands: agent"', (await page.content()).includes('OpenHands: agent'), tabs.join(' | '));
+
+    const connected = await until('Connected in the status bar', async () => /OpenHands: Connected/.test(await status()) && (await status())).catch((e) => String(e));
+    check('the status bar says Connected', /OpenHands: Connected/.test(connected), connected);
+    await page.screenshot({ path: path.join(OUT_DIR, '2-after-agent.png') });
+
+    const observations = peer.lines.filter((l) => l.startsWith('OBSERVATION '));
+    check('the server received both observations', observations.length === 2 && observations[0].includes('e2e-output-42') && observations[1].includes('has been edited'), observations.join('\n').slice(0, 600));
+  } finally {
+    await browser.close();
+  }
+}
+
+try {
+  await main();
+} catch (err) {
+  check('the end-to-end run', false, err.stack ?? String(err));
+} finally {
+  for (const c of children) c.kill('SIGKILL');
+}
+const failed = results.filter((r) => !r.ok).length;
+console.log(`${results.length - failed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);
