@@ -94,7 +94,9 @@ async function main() {
 
   fs.writeFileSync(path.join(userData, 'User', 'settings.json'), JSON.stringify({
     'openhands.serverUrl': peerURL,
+    'openhands.bridge.args': ['--record', path.join(OUT_DIR, 'bridge-session.jsonl')],
     'workbench.startupEditor': 'none',
+    'files.autoSave': 'off',
     'security.workspace.trust.enabled': false,
     'terminal.integrated.gpuAcceleration': 'off',
     'terminal.integrated.enablePersistentSessions': false,
@@ -108,41 +110,51 @@ async function main() {
     '--disable-workspace-trust', '--extensions-dir', extDir, '--user-data-dir', userData, ws], { env: { ...process.env, HOME: tmp } });
   await until('code-server', async () => (await fetch(`http://127.0.0.1:${port}/`, { redirect: 'manual' })).status < 400, 60_000);
 
-  const browser = await chromium.launch({
+  const browser = (globalThis.browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
     headless: true,
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  }));
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
   try {
-    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`);
     await page.waitForSelector('.monaco-workbench', { timeout: 60_000 });
     const status = () => page.locator('.statusbar').innerText();
+    // The text editor in the editor area (the Chat panel's input is a Monaco editor too).
+    // Monaco renders spaces as U+00A0.
+    const editorText = async () => (await page.locator('.editor-group-container .monaco-editor .view-lines').first().innerText()).replace(/\u00a0/g, ' ');
     await until('the extension to start the bridge', async () => /OpenHands/.test(await status()), 60_000);
     check('the status bar shows the bridge, disconnected', /OpenHands: Disconnected/.test(await status()), await status());
 
     // Open notes.txt so the agent's edit has an open buffer to land in.
+    await page.locator('.monaco-workbench').click({ position: { x: 700, y: 400 } });
     await page.keyboard.press('Control+P');
+    await page.waitForSelector('.quick-input-widget input', { state: 'visible' });
     await page.keyboard.type('notes.txt');
+    await page.waitForSelector('.quick-input-list .monaco-list-row', { state: 'visible' });
     await page.keyboard.press('Enter');
-    await until('notes.txt in the editor', async () => (await page.locator('.view-lines').first().innerText()).includes('hello'));
+    await until('notes.txt in the editor', async () => (await editorText()).includes('hello'));
     await page.screenshot({ path: path.join(OUT_DIR, '1-before-connect.png') });
 
     await page.keyboard.press('F1');
+    await page.waitForSelector('.quick-input-widget input', { state: 'visible' });
     await page.keyboard.type('OpenHands: Connect to Server');
+    await page.waitForSelector('.quick-input-list .monaco-list-row', { state: 'visible' });
     await page.keyboard.press('Enter');
     await until('the agent session', () => peer.lines.some((l) => l.startsWith('SCRIPT_DONE')), 90_000);
 
-    const editorText = await until('the edit in the editor', async () => {
-      const t = await page.locator('.view-lines').first().innerText();
+    const edited = await until('the edit in the editor', async () => {
+      const t = await editorText();
       return t.includes('hello from the agent') && t;
     }).catch((e) => String(e));
-    check('the agent edit landed in the open editor', editorText.includes('hello from the agent'), editorText);
+    check('the agent edit landed in the open editor', edited.includes('hello from the agent'), edited);
     check('the edit went to the buffer (through workspace/applyEdit), not straight to disk', fs.readFileSync(notes, 'utf8') === 'hello\n', fs.readFileSync(notes, 'utf8'));
+    const dirty = await page.locator('.tab.dirty').count();
+    check('the edited buffer is unsaved (the user reviews and saves it)', dirty > 0, `${dirty} dirty tabs`);
 
     const terminalText = await until('the agent terminal', async () => {
       const t = await page.locator('.xterm-rows').allInnerTexts();
-      const all = t.join('\n');
+      const all = t.join('\n').replace(/\u00a0/g, ' ');
       return all.includes('e2e-output-42') && all;
     }).catch((e) => String(e));
     check('the agent terminal shows the command output', terminalText.includes('e2e-output-42'), terminalText.slice(0, 500));
@@ -155,6 +167,9 @@ async function main() {
 
     const observations = peer.lines.filter((l) => l.startsWith('OBSERVATION '));
     check('the server received both observations', observations.length === 2 && observations[0].includes('e2e-output-42') && observations[1].includes('has been edited'), observations.join('\n').slice(0, 600));
+  } catch (err) {
+    await page.screenshot({ path: path.join(OUT_DIR, 'failure.png') }).catch(() => undefined);
+    throw err;
   } finally {
     await browser.close();
   }

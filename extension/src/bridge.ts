@@ -43,6 +43,8 @@ export interface BridgeOptions {
   host: EditorHost;
   /** Extra environment for the bridge process. */
   env?: NodeJS.ProcessEnv;
+  /** Extra command-line flags (openhands.bridge.args). */
+  args?: string[];
   /** Called with every message when tracing is on. */
   trace?: (line: string) => void;
 }
@@ -66,7 +68,7 @@ export class Bridge {
 
   /** Starts the process and runs initialize/initialized. */
   async start(): Promise<unknown> {
-    const child = spawn(this.opts.binary, ['--stdio', '--log-level', 'info'], {
+    const child = spawn(this.opts.binary, ['--stdio', '--log-level', 'info', ...(this.opts.args ?? [])], {
       stdio: ['pipe', 'pipe', 'pipe'],
       env: { ...process.env, ...this.opts.env },
     });

@@ -80,7 +80,8 @@ class Controller implements EditorHost {
     this.output.appendLine(`starting ${found.path} (${found.source})`);
     const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
     const trace = config.get<boolean>('trace', false) ? (line: string) => this.output.appendLine(line) : undefined;
-    const bridge = new Bridge({ binary: found.path, folders, host: this, ...(trace === undefined ? {} : { trace }) });
+    const args = config.get<string[]>('bridge.args', []);
+    const bridge = new Bridge({ binary: found.path, folders, host: this, args, ...(trace === undefined ? {} : { trace }) });
     this.bridge = bridge;
     bridge.onExit((code, signal) => this.onBridgeExit(bridge, code, signal));
     bridge.start().then(
@@ -311,14 +312,20 @@ class Controller implements EditorHost {
     let m = this.terminals.get(terminalId);
     if (m !== undefined) return m;
     const bridge = this.bridge;
+    // The agent's own shell belongs to the agent: its view is read-only
+    // (typing or resizing would change what the agent sees), and closing
+    // the view does not end it.
+    const agents = terminalId === 'oh-agent';
     m = new MirrorTerminal({
-      input: (data) => void bridge?.request('terminal/send_input', { terminalId, data, appendNewline: false }),
-      resize: (cols, rows) => void bridge?.request('terminal/resize', { terminalId, cols, rows }),
+      input: (data) => {
+        if (!agents) void bridge?.request('terminal/send_input', { terminalId, data, appendNewline: false });
+      },
+      resize: (cols, rows) => {
+        if (!agents) void bridge?.request('terminal/resize', { terminalId, cols, rows });
+      },
       close: () => {
         this.terminals.delete(terminalId);
-        // The agent's own shell belongs to the agent: closing the view
-        // does not end it.
-        if (terminalId !== 'oh-agent') void bridge?.request('terminal/close', { terminalId });
+        if (!agents) void bridge?.request('terminal/close', { terminalId });
       },
     });
     this.terminals.set(terminalId, m);

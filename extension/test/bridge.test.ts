@@ -97,6 +97,21 @@ void test('an agent edit lands in the unsaved buffer, not on disk', { skip: bina
   });
 });
 
+void test('an OpenHands edit action lands in the unsaved buffer too', { skip: binary === '' && 'OH_BRIDGE_BIN is not set' }, async () => {
+  await withBridge(async (bridge, host, ws) => {
+    const file = path.join(ws, 'agent.txt');
+    fs.writeFileSync(file, 'hello\n');
+    const uri = pathToFileURL(file).href;
+    host.buffers.set(uri, 'hello\n');
+    await bridge.notify('textDocument/didOpen', { textDocument: { uri, languageId: 'plaintext', version: 1, text: 'hello\n' } });
+    const action = { action: 'edit', id: 5, args: { command: 'str_replace', path: file, old_str: 'hello', new_str: 'hello from the agent', impl_source: 'oh_aci' } };
+    const res = await bridge.request<{ observation: { content: string } }>('openhands/execute_action', { action });
+    assert.match(res.observation.content, /has been edited/);
+    assert.equal(host.buffers.get(uri), 'hello from the agent\n');
+    assert.equal(fs.readFileSync(file, 'utf8'), 'hello\n');
+  });
+});
+
 void test('a terminal is mirrored through terminal/did_output', { skip: binary === '' && 'OH_BRIDGE_BIN is not set' }, async () => {
   await withBridge(async (bridge, host) => {
     const run = await bridge.request<{ terminalId: string; exitCode: number; output: string }>('terminal/run', { command: 'echo mirrored-$((6*7))' });
