@@ -3,8 +3,10 @@ package handlers
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/oh-bridge/oh-bridge/dial"
@@ -130,11 +132,58 @@ func (h *Handlers) executeForServer(ctx context.Context, action json.RawMessage)
 	if st == nil {
 		return nil, rpc.NewError(rpc.CodeInternalError, "the OpenHands runtime is not started", nil)
 	}
+	if h.Capabilities().RequestPermission {
+		kind, title, needsAsk, err := ohruntime.Risk(action)
+		if err == nil && needsAsk {
+			allowed, err := h.askPermission(ctx, action, kind, title)
+			if err != nil {
+				return nil, fmt.Errorf("could not ask the user for permission: %w", err)
+			}
+			if !allowed {
+				obs, err := st.rt.Reject(action)
+				if err != nil {
+					return nil, err
+				}
+				return json.Marshal(obs)
+			}
+		}
+	}
 	obs, err := st.rt.Execute(ctx, action)
 	if err != nil {
 		return nil, err
 	}
 	return json.Marshal(obs)
+}
+
+// permissionOptions are offered for every action (ACP's option kinds).
+var permissionOptions = []map[string]string{
+	{"optionId": "allow_once", "name": "Allow once", "kind": "allow_once"},
+	{"optionId": "allow_always", "name": "Allow always", "kind": "allow_always"},
+	{"optionId": "reject_once", "name": "Reject", "kind": "reject_once"},
+}
+
+// askPermission asks the client (session/request_permission) before an
+// action from the server runs; only an "allow" option lets it run.
+func (h *Handlers) askPermission(ctx context.Context, action json.RawMessage, kind, title string) (bool, error) {
+	var a struct {
+		ID   json.RawMessage `json:"id"`
+		Args json.RawMessage `json:"args"`
+	}
+	json.Unmarshal(action, &a)
+	params := map[string]any{
+		"toolCall": map[string]any{"toolCallId": string(a.ID), "title": title, "kind": kind, "rawInput": a.Args},
+		"options":  permissionOptions,
+	}
+	var res struct {
+		Outcome struct {
+			Outcome  string `json:"outcome"`
+			OptionID string `json:"optionId"`
+		} `json:"outcome"`
+	}
+	if err := h.conn.Call(ctx, "session/request_permission", params, &res); err != nil {
+		return false, err
+	}
+	return res.Outcome.Outcome == "selected" && strings.HasPrefix(res.Outcome.OptionID, "allow"), nil
 }
 
 func (h *Handlers) disconnect(ctx context.Context, _ *noParams) (*dial.Status, error) {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/oh-bridge/oh-bridge/dial/dialtest"
@@ -113,5 +114,67 @@ func TestConnectFailuresInPlainWords(t *testing.T) {
 	err = client.Call(ctxT(t), "openhands/connect", map[string]any{"serverUrl": p.URL, "conversationId": "0123"}, nil)
 	if !errors.As(err, &e) || e.Code != 1019 || !strings.Contains(e.Message, "conversation 0123 was not found") {
 		t.Fatalf("unknown conversation: %v", err)
+	}
+}
+
+// TestServerActionsAskPermission: with permissions.requestPermission the
+// bridge asks before running the server's actions; a rejection answers
+// OpenHands' user_rejected observation and nothing runs.
+func TestServerActionsAskPermission(t *testing.T) {
+	root := t.TempDir()
+	marker := filepath.Join(root, "ran")
+	script := filepath.Join(t.TempDir(), "script.json")
+	actions := []map[string]any{
+		{"action": "run", "args": map[string]any{"command": "touch " + marker, "blocking": true}, "timeout": 30},
+		{"action": "think", "args": map[string]any{"thought": "no permission needed"}},
+		{"action": "run", "args": map[string]any{"command": "echo allowed", "blocking": true}, "timeout": 30},
+	}
+	b, _ := json.Marshal(actions)
+	os.WriteFile(script, b, 0o644)
+	p := dialtest.Start(t, "--script", script)
+
+	_, client := serve(t, handlers.Config{Roots: []string{root}})
+	var asked []string
+	var mu sync.Mutex
+	client.OnRequest = func(method string, params json.RawMessage) (any, *rpc.Error) {
+		if method != "session/request_permission" {
+			return nil, &rpc.Error{Code: rpc.CodeMethodNotFound, Message: method}
+		}
+		var req struct {
+			ToolCall struct{ Title, Kind string }
+			Options  []struct{ OptionID string }
+		}
+		json.Unmarshal(params, &req)
+		mu.Lock()
+		asked = append(asked, req.ToolCall.Kind+": "+req.ToolCall.Title)
+		n := len(asked)
+		mu.Unlock()
+		if n == 1 {
+			return map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "reject_once"}}, nil
+		}
+		return map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "allow_once"}}, nil
+	}
+	client.Initialize(ctxT(t), map[string]any{"capabilities": map[string]any{"permissions": map[string]any{"requestPermission": true}}})
+	if err := client.Call(ctxT(t), "openhands/connect", map[string]any{"serverUrl": p.URL}, nil); err != nil {
+		t.Fatal(err)
+	}
+	p.AwaitLine(t, "SCRIPT_DONE")
+	rejected := p.AwaitLine(t, "OBSERVATION ")
+	if !strings.Contains(rejected, `"observation": "user_rejected"`) || !strings.Contains(rejected, "Action has been rejected by the user! Waiting for further user input.") {
+		t.Fatalf("rejected action: %s", rejected)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the rejected command ran")
+	}
+	if think := p.AwaitLine(t, "OBSERVATION "); !strings.Contains(think, `"observation": "think"`) {
+		t.Fatalf("think: %s", think)
+	}
+	if ran := p.AwaitLine(t, "OBSERVATION "); !strings.Contains(ran, "allowed") || !strings.Contains(ran, `"exit_code": 0`) {
+		t.Fatalf("allowed action: %s", ran)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(asked) != 2 || !strings.HasPrefix(asked[0], "execute: run `touch ") {
+		t.Fatalf("asked %q; want two asks (none for think)", asked)
 	}
 }

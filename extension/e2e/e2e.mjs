@@ -141,7 +141,19 @@ async function main() {
     await page.keyboard.type('OpenHands: Connect to Server');
     await page.waitForSelector('.quick-input-list .monaco-list-row', { state: 'visible' });
     await page.keyboard.press('Enter');
-    await until('the agent session', () => peer.lines.some((l) => l.startsWith('SCRIPT_DONE')), 90_000);
+    // Mode "ask" (the default): a modal asks before each action; answer it
+    // as a user would.
+    const prompts = [];
+    await until('the agent session', async () => {
+      const allow = page.locator('.monaco-dialog-box .monaco-button', { hasText: 'Allow once' });
+      if ((await allow.count()) > 0 && (await allow.first().isVisible())) {
+        prompts.push((await page.locator('.monaco-dialog-box').innerText()).replace(/\u00a0/g, ' '));
+        if (prompts.length === 1) await page.screenshot({ path: path.join(OUT_DIR, '2-permission.png') });
+        await allow.first().click();
+      }
+      return peer.lines.some((l) => l.startsWith('SCRIPT_DONE'));
+    }, 120_000);
+    check('the user was asked before the command ran and before the edit', prompts.length === 2 && prompts[0].includes('run `echo e2e-output') && prompts[1].includes('str_replace'), JSON.stringify(prompts));
 
     const edited = await until('the edit in the editor', async () => {
       const t = await editorText();
@@ -163,7 +175,7 @@ async function main() {
 
     const connected = await until('Connected in the status bar', async () => /OpenHands: Connected/.test(await status()) && (await status())).catch((e) => String(e));
     check('the status bar says Connected', /OpenHands: Connected/.test(connected), connected);
-    await page.screenshot({ path: path.join(OUT_DIR, '2-after-agent.png') });
+    await page.screenshot({ path: path.join(OUT_DIR, '3-after-agent.png') });
 
     const observations = peer.lines.filter((l) => l.startsWith('OBSERVATION '));
     check('the server received both observations', observations.length === 2 && observations[0].includes('e2e-output-42') && observations[1].includes('has been edited'), observations.join('\n').slice(0, 600));

@@ -41,6 +41,13 @@ class Controller implements EditorHost {
     context.subscriptions.push(this.output, this.statusItem);
     this.registerCommands();
     this.syncDocuments();
+    // Shell integration tells which terminals run a command right now, for
+    // "Start OpenHands CLI in Terminal" to reuse only idle ones.
+    context.subscriptions.push(
+      vscode.window.onDidStartTerminalShellExecution((e) => this.busyTerminals.add(e.terminal)),
+      vscode.window.onDidEndTerminalShellExecution((e) => this.busyTerminals.delete(e.terminal)),
+      vscode.window.onDidCloseTerminal((t) => this.busyTerminals.delete(t)),
+    );
     this.render();
     this.statusItem.show();
   }
@@ -358,7 +365,6 @@ class Controller implements EditorHost {
     const activate = venv === undefined ? '' : `source ${JSON.stringify(`${folder}/${venv}/bin/activate`)} && `;
     const command = `${activate}openhands --task ${JSON.stringify(task)}`;
     if (target.shellIntegration !== undefined) {
-      this.busyTerminals.add(target);
       target.shellIntegration.executeCommand(command);
     } else {
       target.sendText(command);

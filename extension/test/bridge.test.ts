@@ -9,7 +9,8 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { Bridge, type ApplyWorkspaceEditParams, type EditorHost, type TextEdit } from '../src/bridge';
+import { spawn } from 'node:child_process';
+import { Bridge, type ApplyWorkspaceEditParams, type EditorHost, type PermissionRequest, type TextEdit } from '../src/bridge';
 
 const binary = process.env.OH_BRIDGE_BIN ?? '';
 
@@ -30,8 +31,12 @@ class FakeHost implements EditorHost {
     }
     return Promise.resolve({ applied: true });
   }
-  requestPermission(): Promise<never> {
-    return Promise.reject(new Error('not expected'));
+  permissionRequests: PermissionRequest[] = [];
+  /** The answer to session/request_permission: reject unless set. */
+  permissionAnswer = 'reject_once';
+  requestPermission(p: PermissionRequest): Promise<{ outcome: { outcome: 'selected'; optionId: string } }> {
+    this.permissionRequests.push(p);
+    return Promise.resolve({ outcome: { outcome: 'selected', optionId: this.permissionAnswer } });
   }
   showMessage(): void {}
   log(message: string): void {
@@ -134,5 +139,40 @@ void test('a connection failure comes back in plain words', { skip: binary === '
       return true;
     });
     await host.await((n) => n.method === 'openhands/did_change_status' && (n.params as { state: string }).state === 'failed');
+  });
+});
+
+const standIn = path.join(__dirname, '..', '..', 'fixtures', 'peers', 'openhands_standin.py');
+
+void test('the user is asked before a server action runs, and a rejection is what OpenHands records', { skip: (binary === '' || !fs.existsSync('/usr/bin/python3')) && 'needs OH_BRIDGE_BIN and the stand-in' }, async () => {
+  await withBridge(async (bridge, host, ws) => {
+    const marker = path.join(ws, 'ran');
+    const script = path.join(ws, 'script.json');
+    fs.writeFileSync(script, JSON.stringify([{ action: 'run', args: { command: `touch ${marker}`, blocking: true }, timeout: 30 }]));
+    const peer = spawn('/usr/bin/python3', [standIn, '--script', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      const lines: string[] = [];
+      peer.stdout.on('data', (d: Buffer) => lines.push(...d.toString().split('\n')));
+      const waitLine = async (prefix: string): Promise<string> => {
+        for (let i = 0; i < 200; i++) {
+          const line = lines.find((l) => l.startsWith(prefix));
+          if (line !== undefined) return line;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        throw new Error(`the stand-in never printed ${prefix}: ${lines.join('\n')}`);
+      };
+      const port = (await waitLine('PORT ')).slice(5);
+      await bridge.request('openhands/connect', { serverUrl: `http://127.0.0.1:${port}` });
+      const observation = await waitLine('OBSERVATION ');
+      assert.match(observation, /"observation": "user_rejected"/);
+      assert.match(observation, /Action has been rejected by the user! Waiting for further user input\./);
+      assert.equal(host.permissionRequests.length, 1);
+      assert.equal(host.permissionRequests[0]?.toolCall.kind, 'execute');
+      assert.match(host.permissionRequests[0]?.toolCall.title ?? '', /^run `touch /);
+      assert.deepEqual(host.permissionRequests[0]?.options.map((o) => o.kind), ['allow_once', 'allow_always', 'reject_once']);
+      assert.equal(fs.existsSync(marker), false, 'the rejected command ran');
+    } finally {
+      peer.kill('SIGKILL');
+    }
   });
 });
