@@ -219,7 +219,8 @@ type textDocumentEdit struct {
 type applyEditParams struct {
 	Label string `json:"label"`
 	Edit  struct {
-		DocumentChanges []textDocumentEdit `json:"documentChanges"`
+		DocumentChanges []textDocumentEdit    `json:"documentChanges,omitempty"`
+		Changes         map[string][]textEdit `json:"changes,omitempty"`
 	} `json:"edit"`
 }
 
@@ -238,7 +239,15 @@ func (b *clientBuffers) ApplyFullText(ctx context.Context, path, oldText, newTex
 	}
 	var p applyEditParams
 	p.Label = "oh-bridge: agent edit"
-	p.Edit.DocumentChanges = []textDocumentEdit{{TextDocument: doc, Edits: []textEdit{minimalEdit(oldText, newText)}}}
+	edit := minimalEdit(oldText, newText)
+	// Versioned documentChanges let the editor refuse an edit made against
+	// an older buffer; a client that did not declare them gets the plain
+	// LSP "changes" form.
+	if b.h.Capabilities().DocumentChanges {
+		p.Edit.DocumentChanges = []textDocumentEdit{{TextDocument: doc, Edits: []textEdit{edit}}}
+	} else {
+		p.Edit.Changes = map[string][]textEdit{doc.URI: {edit}}
+	}
 	var res applyEditResult
 	if err := b.h.conn.Call(ctx, "workspace/applyEdit", &p, &res); err != nil {
 		return false, err

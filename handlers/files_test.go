@@ -375,29 +375,37 @@ func (f *fakeEditor) onRequest(method string, params json.RawMessage) (any, *rpc
 	if f.refuse {
 		return map[string]any{"applied": false, "failureReason": "the buffer is read-only"}, nil
 	}
+	type edit struct {
+		Range struct {
+			Start, End struct{ Line, Character int }
+		}
+		NewText string
+	}
 	var p struct {
 		Edit struct {
 			DocumentChanges []struct {
 				TextDocument struct{ URI string }
-				Edits        []struct {
-					Range struct {
-						Start, End struct{ Line, Character int }
-					}
-					NewText string
-				}
+				Edits        []edit
 			}
+			Changes map[string][]edit
 		}
 	}
 	if err := json.Unmarshal(params, &p); err != nil {
 		return nil, &rpc.Error{Code: rpc.CodeInvalidParams, Message: err.Error()}
 	}
-	for _, dc := range p.Edit.DocumentChanges {
-		text := f.buffers[dc.TextDocument.URI]
-		for _, e := range dc.Edits {
+	apply := func(uri string, edits []edit) {
+		text := f.buffers[uri]
+		for _, e := range edits {
 			s, en := utf16Offset(text, e.Range.Start.Line, e.Range.Start.Character), utf16Offset(text, e.Range.End.Line, e.Range.End.Character)
 			text = text[:s] + e.NewText + text[en:]
 		}
-		f.buffers[dc.TextDocument.URI] = text
+		f.buffers[uri] = text
+	}
+	for _, dc := range p.Edit.DocumentChanges {
+		apply(dc.TextDocument.URI, dc.Edits)
+	}
+	for uri, edits := range p.Edit.Changes {
+		apply(uri, edits)
 	}
 	return map[string]any{"applied": true}, nil
 }
@@ -425,8 +433,28 @@ func utf16Offset(text string, line, char int) int {
 func TestOpenDocuments(t *testing.T) {
 	disk := "first 🙂 line\nsecond line\n"
 	buffer := "first 🙂 line\nsecond line, unsaved\n"
-	t.Run("applyEdit declared", func(t *testing.T) {
+	t.Run("applyEdit without documentChanges gets the changes form", func(t *testing.T) {
 		root, c := openWorkspace(t, map[string]string{"doc.txt": disk}, map[string]any{"workspace": map[string]any{"applyEdit": true}})
+		p := filepath.Join(root, "doc.txt")
+		fe := &fakeEditor{buffers: map[string]string{uri(p): buffer}}
+		c.OnRequest = fe.onRequest
+		c.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": uri(p), "languageId": "plaintext", "version": 3, "text": buffer}})
+		call(t, c, "edit/str_replace", map[string]any{"path": "doc.txt", "oldStr": "🙂 line", "newStr": "😀 row"})
+		fe.mu.Lock()
+		defer fe.mu.Unlock()
+		var sent struct {
+			Edit map[string]json.RawMessage
+		}
+		json.Unmarshal(fe.edits[0], &sent)
+		if _, ok := sent.Edit["documentChanges"]; ok || sent.Edit["changes"] == nil {
+			t.Fatalf("sent %s, want only the changes form", fe.edits[0])
+		}
+		if got := fe.buffers[uri(p)]; got != "first 😀 row\nsecond line, unsaved\n" {
+			t.Fatalf("buffer %q", got)
+		}
+	})
+	t.Run("applyEdit declared", func(t *testing.T) {
+		root, c := openWorkspace(t, map[string]string{"doc.txt": disk}, map[string]any{"workspace": map[string]any{"applyEdit": true, "workspaceEdit": map[string]any{"documentChanges": true}}})
 		p := filepath.Join(root, "doc.txt")
 		fe := &fakeEditor{buffers: map[string]string{uri(p): buffer}}
 		c.OnRequest = fe.onRequest

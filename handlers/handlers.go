@@ -33,6 +33,7 @@ type Conn interface {
 // ClientCapabilities are the client features the handlers adapt to.
 type ClientCapabilities struct {
 	ApplyEdit         bool // workspace.applyEdit: edits to open documents go to the editor
+	DocumentChanges   bool // workspace.workspaceEdit.documentChanges: versioned edits
 	WorkDoneProgress  bool // window.workDoneProgress: server-created progress tokens
 	TerminalStreaming bool // terminal.streaming: terminal/did_output notifications
 	RequestPermission bool // permissions.requestPermission: ask before risky actions

@@ -23,7 +23,10 @@ type initializeParams struct {
 	} `json:"workspaceFolders"`
 	Capabilities struct {
 		Workspace struct {
-			ApplyEdit bool `json:"applyEdit"`
+			ApplyEdit     bool `json:"applyEdit"`
+			WorkspaceEdit struct {
+				DocumentChanges bool `json:"documentChanges"`
+			} `json:"workspaceEdit"`
 		} `json:"workspace"`
 		Window struct {
 			WorkDoneProgress bool `json:"workDoneProgress"`
@@ -80,6 +83,7 @@ func (h *Handlers) initialize(ctx context.Context, p *initializeParams) (*initia
 	h.roots = roots
 	h.caps = ClientCapabilities{
 		ApplyEdit:         c.Workspace.ApplyEdit,
+		DocumentChanges:   c.Workspace.WorkspaceEdit.DocumentChanges,
 		WorkDoneProgress:  c.Window.WorkDoneProgress,
 		TerminalStreaming: c.Terminal.Streaming,
 		RequestPermission: c.Permissions.RequestPermission,
