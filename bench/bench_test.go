@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -31,11 +30,8 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
-	bin = filepath.Join(dir, "oh-bridge")
-	build := exec.Command("go", "build", "-o", bin, "../cmd/oh-bridge")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "cannot build oh-bridge:", err)
+	if bin, err = rpctest.BuildBridge("../cmd/oh-bridge", dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	code := m.Run()
@@ -51,19 +47,7 @@ type proc struct {
 
 func spawn(b *testing.B, name string, args ...string) *proc {
 	b.Helper()
-	cmd := exec.Command(name, args...)
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	p := &proc{cmd: cmd, stdin: stdin, client: rpctest.NewClient(struct {
-		io.Reader
-		io.Writer
-		io.Closer
-	}{stdout, stdin, stdin})}
-	b.Cleanup(func() { stdin.Close(); cmd.Process.Kill(); cmd.Wait() })
-	return p
+	return spawnCmd(b, exec.Command(name, args...))
 }
 
 func startBridge(b *testing.B) *proc {
@@ -201,11 +185,7 @@ func BenchmarkStartup(b *testing.B) {
 		stdin, _ := cmd.StdinPipe()
 		stdout, _ := cmd.StdoutPipe()
 		cmd.Start()
-		c := rpctest.NewClient(struct {
-			io.Reader
-			io.Writer
-			io.Closer
-		}{stdout, stdin, stdin})
+		c := rpctest.NewProcessClient(stdout, stdin)
 		if _, err := c.Initialize(context.Background(), nil); err != nil {
 			b.Fatal(err)
 		}

@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,11 +35,7 @@ func spawnCmd(b *testing.B, cmd *exec.Cmd) *proc {
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
-	p := &proc{cmd: cmd, stdin: stdin, client: rpctest.NewClient(struct {
-		io.Reader
-		io.Writer
-		io.Closer
-	}{stdout, stdin, stdin})}
+	p := &proc{cmd: cmd, stdin: stdin, client: rpctest.NewProcessClient(stdout, stdin)}
 	b.Cleanup(func() { stdin.Close(); cmd.Process.Kill(); cmd.Wait() })
 	return p
 }

@@ -106,11 +106,7 @@ func run(bridgeBin string, keep bool, out io.Writer) (*summary, error) {
 		return nil, err
 	}
 	defer cmd.Process.Kill()
-	client := rpctest.NewClient(struct {
-		io.Reader
-		io.Writer
-		io.Closer
-	}{stdout, stdin, stdin})
+	client := rpctest.NewProcessClient(stdout, stdin)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	if _, err := client.Initialize(ctx, nil); err != nil {

@@ -3,10 +3,11 @@ package main
 import (
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/oh-bridge/oh-bridge/rpc/rpctest"
 )
 
 type syncBuffer struct {
@@ -24,9 +25,9 @@ func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return 
 // TestDemo runs the README's demo end to end: the stand-in, the bridge,
 // the on-demand connection and the scripted agent session.
 func TestDemo(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "oh-bridge")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/oh-bridge").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
+	bin, err := rpctest.BuildBridge("../cmd/oh-bridge", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
 	}
 	if os.Getenv("CI") == "" {
 		if err := exec.Command("/usr/bin/python3", "-c", "import socketio, uvicorn").Run(); err != nil {

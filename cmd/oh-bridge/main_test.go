@@ -29,11 +29,8 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
-	bin = filepath.Join(dir, "oh-bridge")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "cannot build oh-bridge:", err)
+	if bin, err = rpctest.BuildBridge(".", dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	code := m.Run()
@@ -81,11 +78,7 @@ func startBridge(t *testing.T, args ...string) *bridge {
 		t.Fatal(err)
 	}
 	go func() { b.done <- cmd.Wait() }()
-	b.client = rpctest.NewClient(struct {
-		io.Reader
-		io.Writer
-		io.Closer
-	}{stdout, stdin, stdin})
+	b.client = rpctest.NewProcessClient(stdout, stdin)
 	t.Cleanup(func() {
 		cmd.Process.Kill()
 		if t.Failed() {

@@ -1,0 +1,33 @@
+package rpctest
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os/exec"
+	"path/filepath"
+)
+
+// NewProcessClient is a Client on a child process's stdio: it reads the
+// process's stdout and writes to its stdin; Close closes stdin, which ends
+// a bridge's session.
+func NewProcessClient(stdout io.Reader, stdin io.WriteCloser) *Client {
+	return NewClient(struct {
+		io.Reader
+		io.Writer
+		io.Closer
+	}{stdout, stdin, stdin})
+}
+
+// BuildBridge compiles the oh-bridge command package at pkg (a directory,
+// e.g. "../cmd/oh-bridge") into dir and returns the binary's path.
+func BuildBridge(pkg, dir string) (string, error) {
+	bin := filepath.Join(dir, "oh-bridge")
+	var stderr bytes.Buffer
+	build := exec.Command("go", "build", "-o", bin, pkg)
+	build.Stderr = &stderr
+	if err := build.Run(); err != nil {
+		return "", fmt.Errorf("cannot build oh-bridge: %v\n%s", err, stderr.String())
+	}
+	return bin, nil
+}
