@@ -29,7 +29,9 @@ func (h *Handlers) dialMethods() map[string]rpc.Method {
 type dialState struct {
 	mu      sync.Mutex // serializes connect and disconnect
 	session *dial.Session
-	last    dial.Status // the last status sent to the client
+	// last is the last status sent to the client. It is guarded by h.mu,
+	// not mu: connect holds mu while the session reports its status.
+	last dial.Status
 }
 
 func (h *Handlers) dialing() *dialState {
@@ -126,11 +128,9 @@ func (h *Handlers) reportStatus(st dial.Status) {
 // executeForServer runs an action the server sent, through the same
 // runtime as openhands/execute_action.
 func (h *Handlers) executeForServer(ctx context.Context, action json.RawMessage) (json.RawMessage, error) {
-	h.mu.Lock()
-	st := h.oh
-	h.mu.Unlock()
-	if st == nil {
-		return nil, rpc.NewError(rpc.CodeInternalError, "the OpenHands runtime is not started", nil)
+	rt, err := h.ohRuntime()
+	if err != nil {
+		return nil, err
 	}
 	if h.Capabilities().RequestPermission {
 		kind, title, needsAsk, err := ohruntime.Risk(action)
@@ -140,7 +140,7 @@ func (h *Handlers) executeForServer(ctx context.Context, action json.RawMessage)
 				return nil, fmt.Errorf("could not ask the user for permission: %w", err)
 			}
 			if !allowed {
-				obs, err := st.rt.Reject(action)
+				obs, err := rt.Reject(action)
 				if err != nil {
 					return nil, err
 				}
@@ -148,7 +148,7 @@ func (h *Handlers) executeForServer(ctx context.Context, action json.RawMessage)
 			}
 		}
 	}
-	obs, err := st.rt.Execute(ctx, action)
+	obs, err := rt.Execute(ctx, action)
 	if err != nil {
 		return nil, err
 	}

@@ -67,6 +67,17 @@ func (h *Handlers) sharedFS() *workspace.FS {
 }
 
 // stopOpenHands closes the agent's shells and Python session.
+// ohRuntime is the session's OpenHands runtime, for every transport that
+// executes actions (openhands/execute_action and the server's runtime role).
+func (h *Handlers) ohRuntime() (*ohruntime.Runtime, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.oh == nil {
+		return nil, rpc.NewError(rpc.CodeInternalError, "the OpenHands runtime is not started", nil)
+	}
+	return h.oh.rt, nil
+}
+
 func (h *Handlers) stopOpenHands(ctx context.Context) {
 	h.mu.Lock()
 	st := h.oh
@@ -103,15 +114,13 @@ func (h *Handlers) executeAction(ctx context.Context, p *executeActionParams) (*
 	if len(p.Action) == 0 || string(p.Action) == "null" {
 		return nil, rpc.InvalidParams("action", `an OpenHands action object, e.g. {"action": "run", "args": {"command": "ls"}}`)
 	}
-	h.mu.Lock()
-	st := h.oh
-	h.mu.Unlock()
-	if st == nil {
-		return nil, rpc.NewError(rpc.CodeInternalError, "the OpenHands runtime is not started", nil)
+	rt, err := h.ohRuntime()
+	if err != nil {
+		return nil, err
 	}
 	progress := rpc.WorkDone(ctx)
 	progress.Begin(ctx, "OpenHands action", "")
-	obs, err := st.rt.Execute(ctx, p.Action)
+	obs, err := rt.Execute(ctx, p.Action)
 	if err != nil {
 		progress.End(ctx, "failed")
 		if ae, ok := err.(*ohruntime.ActionError); ok {

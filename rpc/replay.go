@@ -29,6 +29,11 @@ type Normalizer struct {
 	Paths map[string]string
 	// TempDir is the system temp directory ("/tmp").
 	TempDir string
+
+	// Prepared once from Paths and TempDir, not per string.
+	prepare sync.Once
+	byLen   []string       // Paths' keys, longest first
+	tempRE  *regexp.Regexp // a path under TempDir
 }
 
 // DefaultVolatileKeys are fields whose values differ on every run.
@@ -81,19 +86,22 @@ func (n *Normalizer) value(key string, v any) any {
 }
 
 func (n *Normalizer) str(s string) string {
-	paths := make([]string, 0, len(n.Paths))
-	for p := range n.Paths {
-		if p != "" {
-			paths = append(paths, p)
+	n.prepare.Do(func() {
+		for p := range n.Paths {
+			if p != "" {
+				n.byLen = append(n.byLen, p)
+			}
 		}
-	}
-	sort.Slice(paths, func(i, j int) bool { return len(paths[i]) > len(paths[j]) })
-	for _, p := range paths {
+		sort.Slice(n.byLen, func(i, j int) bool { return len(n.byLen[i]) > len(n.byLen[j]) })
+		if n.TempDir != "" {
+			n.tempRE = regexp.MustCompile(regexp.QuoteMeta(n.TempDir) + `/[^\s"'/:]+`)
+		}
+	})
+	for _, p := range n.byLen {
 		s = strings.ReplaceAll(s, p, n.Paths[p])
 	}
-	if n.TempDir != "" && strings.Contains(s, n.TempDir+"/") {
-		re := regexp.MustCompile(regexp.QuoteMeta(n.TempDir) + `/[^\s"'/:]+`)
-		s = re.ReplaceAllString(s, "$$TMP")
+	if n.tempRE != nil && strings.Contains(s, n.TempDir+"/") {
+		s = n.tempRE.ReplaceAllString(s, "$$TMP")
 	}
 	return s
 }

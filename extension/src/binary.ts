@@ -17,9 +17,12 @@ export type BinaryResult =
   | { path: string; source: 'setting' | 'bundled' | 'PATH' }
   | { error: string };
 
+function exeName(platform: string): string {
+  return platform === 'win32' ? 'oh-bridge.exe' : 'oh-bridge';
+}
+
 export function bundledPath(extensionPath: string, platform: string, arch: string): string {
-  const exe = platform === 'win32' ? 'oh-bridge.exe' : 'oh-bridge';
-  return path.join(extensionPath, 'bin', `${platform}-${arch}`, exe);
+  return path.join(extensionPath, 'bin', `${platform}-${arch}`, exeName(platform));
 }
 
 export function findBridge(o: BinaryLookup): BinaryResult {
@@ -37,7 +40,7 @@ export function findBridge(o: BinaryLookup): BinaryResult {
   if (o.isExecutable(bundled)) {
     return { path: bundled, source: 'bundled' };
   }
-  const exe = o.platform === 'win32' ? 'oh-bridge.exe' : 'oh-bridge';
+  const exe = exeName(o.platform);
   const sep = o.platform === 'win32' ? ';' : ':';
   for (const dir of o.pathEnv.split(sep)) {
     if (dir === '') continue;
