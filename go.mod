@@ -3,17 +3,19 @@ module github.com/oh-bridge/oh-bridge
 go 1.26.8
 
 require (
-	github.com/charmbracelet/x/ansi v0.11.9 // indirect
+	github.com/charmbracelet/x/ansi v0.11.9
+	github.com/coder/websocket v1.8.15
+	github.com/creack/pty v1.1.24
+	github.com/fsnotify/fsnotify v1.10.1
+	github.com/sergi/go-diff v1.4.0
+	github.com/sourcegraph/jsonrpc2 v0.2.3
+	golang.org/x/sys v0.49.0
+	mvdan.cc/sh/v3 v3.14.1
+)
+
+require (
 	github.com/clipperhouse/displaywidth v0.11.0 // indirect
 	github.com/clipperhouse/uax29/v2 v2.7.0 // indirect
-	github.com/coder/websocket v1.8.15 // indirect
-	github.com/creack/pty v1.1.24 // indirect
-	github.com/fsnotify/fsnotify v1.10.1 // indirect
 	github.com/lucasb-eyer/go-colorful v1.4.1 // indirect
 	github.com/mattn/go-runewidth v0.0.31 // indirect
-	github.com/mattn/go-shellwords v1.0.16 // indirect
-	github.com/sergi/go-diff v1.4.0 // indirect
-	github.com/sourcegraph/jsonrpc2 v0.2.3 // indirect
-	golang.org/x/sys v0.49.0 // indirect
-	mvdan.cc/sh/v3 v3.14.1 // indirect
 )

@@ -6,6 +6,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/sergi/go-diff/diffmatchpatch"
+
+	"github.com/oh-bridge/oh-bridge/pytext"
 )
 
 // UnifiedDiff returns the diff OpenHands puts in FileEditObservation.diff
@@ -46,10 +48,10 @@ func UnifiedDiff(path, oldText, newText string) string {
 		}
 		out.WriteString("\n@@ -" + unifiedRange(i1, i) + " +" + unifiedRange(j1, j) + " @@")
 		for _, l := range a[i1:i] {
-			out.WriteString("\n" + pyRstrip("-"+l))
+			out.WriteString("\n" + pytext.RStrip("-"+l))
 		}
 		for _, l := range b[j1:j] {
-			out.WriteString("\n" + pyRstrip("+"+l))
+			out.WriteString("\n" + pytext.RStrip("+"+l))
 		}
 		i1, j1 = -1, -1
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/oh-bridge/oh-bridge/pytext"
 	"github.com/oh-bridge/oh-bridge/workspace"
 )
 
@@ -413,7 +414,7 @@ func (e *Editor) strReplace(ctx context.Context, t target, oldStr, newStr, expec
 	occ := findAll(content, oldStr)
 	if len(occ) == 0 {
 		// OHEditor retries without surrounding whitespace, stripping both.
-		oldStr, newStr = pyStrip(oldStr), pyStrip(newStr)
+		oldStr, newStr = pytext.Strip(oldStr), pytext.Strip(newStr)
 		occ = findAll(content, oldStr)
 		if len(occ) == 0 {
 			return nil, &ToolError{Kind: KindOldStrNotFound, Path: t.display, Message: fmt.Sprintf(
@@ -700,7 +701,7 @@ func (e *Editor) viewDirectory(ctx context.Context, t target, viewRange []int) (
 		raw.WriteString(s + "\n")
 	}
 	stdout := truncateRunes(raw.String(), MaxResponseLen, dirTruncatedNotice)
-	lines := strings.Split(pyStrip(stdout), "\n")
+	lines := strings.Split(pytext.Strip(stdout), "\n")
 	for i, l := range lines {
 		if isDir[l] {
 			lines[i] = l + "/"

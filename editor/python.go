@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -45,15 +44,6 @@ func pySuffix(p string) string {
 	}
 	return ""
 }
-
-// pyIsSpace is str.isspace for one rune: Go's unicode.IsSpace plus the
-// ASCII information separators, which Python counts as whitespace.
-func pyIsSpace(r rune) bool {
-	return unicode.IsSpace(r) || (r >= 0x1c && r <= 0x1f)
-}
-
-func pyStrip(s string) string  { return strings.TrimFunc(s, pyIsSpace) }
-func pyRstrip(s string) string { return strings.TrimRightFunc(s, pyIsSpace) }
 
 // universalNewlines is what Python's text mode does on read: "\r\n" and a
 // lone "\r" become "\n".

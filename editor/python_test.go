@@ -3,6 +3,8 @@ package editor
 import (
 	"reflect"
 	"testing"
+
+	"github.com/oh-bridge/oh-bridge/pytext"
 )
 
 // Expected values below were produced by CPython 3 (pathlib, str methods,
@@ -42,7 +44,7 @@ func TestPythonCompat(t *testing.T) {
 			t.Errorf("input: pySplitlines(%q)\nwant: %q\ngot:  %q", tt.in, tt.want, got)
 		}
 	}
-	check(t, "pyStrip", "x", pyStrip(" \x1c\u3000x\x1f\t"))
+	check(t, "pyStrip", "x", pytext.Strip(" \x1c\u3000x\x1f\t"))
 	check(t, "pyMB", "11.0", pyMB(11*1024*1024+1000))
 	check(t, "truncateRunes", "éé<cut>", truncateRunes("ééé", 2, "<cut>"))
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/oh-bridge/oh-bridge/pytext"
 	"github.com/oh-bridge/oh-bridge/shellint"
 )
 
@@ -114,7 +115,7 @@ func (r *Runtime) run(ctx context.Context, a *Action) (*Observation, error) {
 	if err != nil {
 		return nil, err
 	}
-	ra.command = pyStrip(cmd)
+	ra.command = pytext.Strip(cmd)
 	if ra.isInput, err = a.boolean("is_input"); err != nil {
 		return nil, err
 	}
@@ -310,7 +311,7 @@ func (b *agentShell) observe(ctx context.Context, ra *runArgs, res *shellint.Res
 		md.Prefix = ContinuePrefix
 	}
 	if res.Reason == "yield" && ra.timeout > 0 {
-		md.Suffix = "\n[The command timed out after " + pyFloat(ra.timeoutS) + " seconds. " + TimeoutMessageTemplate + "]"
+		md.Suffix = "\n[The command timed out after " + pytext.Float(ra.timeoutS) + " seconds. " + TimeoutMessageTemplate + "]"
 		b.status = statusHardTimeout
 	} else {
 		md.Suffix = "\n[The command has no new output after " + pySeconds(b.rt.opts.NoChangeTimeout) + " seconds. " +

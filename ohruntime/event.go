@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/oh-bridge/oh-bridge/pytext"
 )
 
 // Field is one key of an Object.
@@ -366,40 +368,11 @@ func truncateContent(s string, max int) string {
 	return string(runes[:half]) + TruncationNotice + string(runes[len(runes)-half:])
 }
 
-// pyFloat formats f as Python's repr(float) does: "2.0", "0.5", "1e-05".
-func pyFloat(f float64) string {
-	if math.IsInf(f, 1) {
-		return "inf"
-	}
-	if math.IsInf(f, -1) {
-		return "-inf"
-	}
-	if math.IsNaN(f) {
-		return "nan"
-	}
-	abs := math.Abs(f)
-	if f == 0 || (abs >= 1e-4 && abs < 1e16) {
-		s := strconv.FormatFloat(f, 'f', -1, 64)
-		if !strings.Contains(s, ".") {
-			s += ".0"
-		}
-		return s
-	}
-	s := strconv.FormatFloat(f, 'e', -1, 64) // 1e-05, 1.5e+16
-	mant, exp, _ := strings.Cut(s, "e")
-	sign := exp[0]
-	digits := strings.TrimLeft(exp[1:], "0")
-	if len(digits) < 2 {
-		digits = strings.Repeat("0", 2-len(digits)) + digits
-	}
-	return mant + "e" + string(sign) + digits
-}
-
 // pySeconds formats a duration as OpenHands prints NO_CHANGE_TIMEOUT_SECONDS
 // (an int): whole seconds as "10", anything else as a Python float.
 func pySeconds(d time.Duration) string {
 	if d%time.Second == 0 {
 		return strconv.FormatInt(int64(d/time.Second), 10)
 	}
-	return pyFloat(d.Seconds())
+	return pytext.Float(d.Seconds())
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/oh-bridge/oh-bridge/editor"
+	"github.com/oh-bridge/oh-bridge/pytext"
 	"github.com/oh-bridge/oh-bridge/workspace"
 )
 
@@ -357,7 +358,7 @@ func (r *Runtime) edit(ctx context.Context, a *Action) (*Observation, error) {
 // pyInt is Python's int() of a string: surrounding whitespace, a sign and
 // underscores between digits are allowed.
 func pyInt(s string) (int, error) {
-	t := pyStrip(s)
+	t := pytext.Strip(s)
 	if strings.Contains(t, "__") || strings.HasPrefix(strings.TrimLeft(t, "+-"), "_") || strings.HasSuffix(t, "_") {
 		return 0, strconv.ErrSyntax
 	}

@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/oh-bridge/oh-bridge/pytext"
 )
 
 // pythonDriver is a small REPL: it reads one JSON request per line on
@@ -226,7 +228,7 @@ func (r *Runtime) runIPython(ctx context.Context, a *Action) (*Observation, erro
 		case <-time.After(5 * time.Second):
 			py.close()
 		}
-		text = "[Execution timed out (" + pyFloat(*a.Timeout) + " seconds).]"
+		text = "[Execution timed out (" + pytext.Float(*a.Timeout) + " seconds).]"
 	case <-ctx.Done():
 		syscall.Kill(py.cmd.Process.Pid, syscall.SIGINT)
 		select {
@@ -239,7 +241,7 @@ func (r *Runtime) runIPython(ctx context.Context, a *Action) (*Observation, erro
 	if text == "" {
 		text = "[Code executed successfully with no output]"
 	}
-	text = pyRStrip(stripSGR(text))
+	text = pytext.RStrip(stripSGR(text))
 	if includeExtra {
 		text += "\n[Jupyter current working directory: " + r.cwd() + "]"
 		text += "\n[Jupyter Python interpreter: " + filepath.Clean(py.executable) + "]"

@@ -3,20 +3,11 @@ package ohruntime
 import (
 	"strconv"
 	"strings"
-	"unicode"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/oh-bridge/oh-bridge/pytext"
 )
-
-// pyIsSpace is Python's str.isspace for one character (it also counts the
-// separators \x1c-\x1f, which Go's unicode.IsSpace does not).
-func pyIsSpace(r rune) bool {
-	return unicode.IsSpace(r) || (r >= 0x1c && r <= 0x1f)
-}
-
-func pyStrip(s string) string  { return strings.TrimFunc(s, pyIsSpace) }
-func pyLStrip(s string) string { return strings.TrimLeftFunc(s, pyIsSpace) }
-func pyRStrip(s string) string { return strings.TrimRightFunc(s, pyIsSpace) }
 
 // paneText turns a command's cooked terminal text into what tmux's
 // capture-pane shows of it: a carriage return moves back to the start of
@@ -32,7 +23,7 @@ func paneText(s string) string {
 		if strings.ContainsAny(line, "\r\t") {
 			line = renderLine(line)
 		}
-		lines[i] = pyRStrip(line)
+		lines[i] = pytext.RStrip(line)
 	}
 	return strings.Join(lines, "\n")
 }
@@ -73,9 +64,9 @@ func renderLine(line string) string {
 // front — our shell never echoes a command, but the terminal echoes text
 // sent with is_input — and surrounding whitespace is stripped.
 func commandOutput(text, command string) string {
-	text = pyLStrip(text)
-	text = strings.TrimPrefix(text, pyLStrip(command))
-	return pyRStrip(pyLStrip(text))
+	text = pytext.LStrip(text)
+	text = strings.TrimPrefix(text, pytext.LStrip(command))
+	return pytext.RStrip(pytext.LStrip(text))
 }
 
 // splitCommands splits text into top-level commands the way bash.py's
@@ -84,7 +75,7 @@ func commandOutput(text, command string) string {
 // multi-line compound commands are one. Text that does not parse is one
 // command.
 func splitCommands(text string) []string {
-	if pyStrip(text) == "" {
+	if pytext.Strip(text) == "" {
 		return []string{""}
 	}
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(text), "")
@@ -110,17 +101,17 @@ func splitCommands(text string) []string {
 		}
 	}
 	var out []string
-	if lead := text[:starts[0]]; pyStrip(lead) != "" {
+	if lead := text[:starts[0]]; pytext.Strip(lead) != "" {
 		// bashlex keeps text before the first command (a comment line)
 		// as a command of its own.
-		out = append(out, pyRStrip(lead))
+		out = append(out, pytext.RStrip(lead))
 	}
 	for i, s := range starts {
 		end := len(text)
 		if i+1 < len(starts) {
 			end = starts[i+1]
 		}
-		out = append(out, pyRStrip(text[s:end]))
+		out = append(out, pytext.RStrip(text[s:end]))
 	}
 	return out
 }

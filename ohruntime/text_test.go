@@ -3,6 +3,8 @@ package ohruntime
 import (
 	"reflect"
 	"testing"
+
+	"github.com/oh-bridge/oh-bridge/pytext"
 )
 
 func TestSplitCommands(t *testing.T) {
@@ -35,8 +37,8 @@ func TestSplitCommands(t *testing.T) {
 
 func TestPyFloat(t *testing.T) {
 	for in, want := range map[float64]string{2: "2.0", 0.5: "0.5", 120: "120.0", 1.25: "1.25", 1e-5: "1e-05", 1e16: "1e+16", 0: "0.0"} {
-		if got := pyFloat(in); got != want {
-			t.Errorf("pyFloat(%v) = %q, want %q", in, got, want)
+		if got := pytext.Float(in); got != want {
+			t.Errorf("pytext.Float(%v) = %q, want %q", in, got, want)
 		}
 	}
 }
