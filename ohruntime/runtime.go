@@ -80,7 +80,7 @@ type Runtime struct {
 	idMu   sync.Mutex
 	nextID int64
 
-	bash *agentShell // guarded by turn
+	bash *Shell // guarded by turn
 	pyMu sync.Mutex
 	py   *pythonSession
 }
@@ -125,7 +125,11 @@ func New(opts Options) (*Runtime, error) {
 		turn:   make(chan struct{}, 1),
 		closed: make(chan struct{}),
 	}
-	r.bash = &agentShell{rt: r}
+	r.bash = NewShell(ShellOptions{
+		Dir:    r.root,
+		Start:  func(dir string) (*shellint.Session, error) { return r.startShell(dir, "oh-agent", true) },
+		Closed: r.closed,
+	})
 	return r, nil
 }
 
@@ -256,7 +260,7 @@ func (r *Runtime) Close() error {
 	default:
 		close(r.closed)
 	}
-	r.bash.close()
+	r.bash.Close()
 	r.pyMu.Lock()
 	py := r.py
 	r.pyMu.Unlock()
@@ -268,7 +272,7 @@ func (r *Runtime) Close() error {
 
 // cwd is the agent shell's working directory (bash.py's self.cwd).
 func (r *Runtime) cwd() string {
-	if d := r.bash.cwd(); d != "" {
+	if d := r.bash.Cwd(); d != "" {
 		return d
 	}
 	return r.root
