@@ -43,8 +43,25 @@ var supportedBinaryExts = map[string]bool{
 	".mp3": true, ".wav": true, ".m4a": true, ".flac": true,
 }
 
+// Dialect selects whose rules and wording the editor follows.
+type Dialect int
+
+const (
+	// OHEditor is OpenHands V0's str_replace_editor (openhands-aci 0.3.x).
+	OHEditor Dialect = iota
+	// FileEditor is OpenHands V1's file_editor tool (openhands-tools). It
+	// differs from OHEditor in a few texts, requires new_str for
+	// str_replace, strips only old_str when retrying a match, truncates long
+	// views in the middle rather than at the end, lists directories level by
+	// level, shows images, and has no converter for .pdf and the like.
+	FileEditor
+)
+
 // Options configures an Editor.
 type Options struct {
+	// Dialect is OHEditor (the default) or FileEditor. FileEditor implies
+	// RequireAbsolutePaths.
+	Dialect Dialect
 	// RequireAbsolutePaths reproduces OHEditor's path handling, for the
 	// OpenHands action layer: a relative path fails with OHEditor's exact
 	// error (and its "Maybe you meant" hint), and create does not make
@@ -61,9 +78,16 @@ type Options struct {
 // concurrent use: commands that modify a file are serialized per resolved
 // path, so concurrent edits of one file all apply, one after the other.
 type Editor struct {
-	fs    *workspace.FS
-	opts  Options
-	locks workspace.PathLocks
+	fs   *workspace.FS
+	opts Options
+	*undoState
+}
+
+// undoState is what editors made by With share: the per-path locks and
+// the undo history, so an edit through one can be undone through another.
+type undoState struct {
+	locks      workspace.PathLocks
+	maxHistory int
 
 	mu      sync.Mutex
 	history map[string]*fileHistory // by resolved path
@@ -82,7 +106,20 @@ func New(fs *workspace.FS, opts Options) *Editor {
 	if opts.MaxHistory <= 0 {
 		opts.MaxHistory = DefaultMaxHistory
 	}
-	return &Editor{fs: fs, opts: opts, history: make(map[string]*fileHistory)}
+	u := &undoState{maxHistory: opts.MaxHistory, history: make(map[string]*fileHistory)}
+	return (&Editor{fs: fs, undoState: u}).With(opts)
+}
+
+// With returns an editor with other path rules and wording that shares e's
+// workspace, locks and undo history: an edit by an agent's file_editor can
+// be undone by the editor's edit/undo, and the other way round.
+// opts.MaxHistory is ignored; the history keeps e's bound.
+func (e *Editor) With(opts Options) *Editor {
+	if opts.Dialect == FileEditor {
+		opts.RequireAbsolutePaths = true
+	}
+	opts.MaxHistory = e.maxHistory
+	return &Editor{fs: e.fs, opts: opts, undoState: e.undoState}
 }
 
 // Request is one OHEditor call. Pointer fields distinguish an absent
@@ -107,6 +144,15 @@ type Result struct {
 	Diff    string // see UnifiedDiff; "" for view
 	Version string // the file's version after the command ("" for directories)
 	Text    string // the file's full text after create, str_replace, insert or undo_edit
+	// Image is set when FileEditor views an image file: the picture shown
+	// after Output.
+	Image *Image
+}
+
+// Image is an image file's content, as FileEditor shows it to the agent.
+type Image struct {
+	MIMEType string
+	Data     []byte
 }
 
 // View shows a file (optionally lines viewRange[0]..viewRange[1], -1 meaning
@@ -161,7 +207,7 @@ func (e *Editor) Execute(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		return nil, e.readError(t, err)
 	}
-	if err := validatePath(req.Command, t, info); err != nil {
+	if err := e.validatePath(req.Command, t, info); err != nil {
 		return nil, err
 	}
 	switch req.Command {
@@ -178,6 +224,9 @@ func (e *Editor) Execute(ctx context.Context, req Request) (*Result, error) {
 	case CommandStrReplace:
 		if req.OldStr == nil {
 			return nil, missingParameter(req.Command, "old_str")
+		}
+		if req.NewStr == nil && e.opts.Dialect == FileEditor {
+			return nil, missingParameter(req.Command, "new_str")
 		}
 		if req.NewStr != nil && *req.NewStr == *req.OldStr {
 			return nil, invalidParameter(KindNewStrEqualsOldStr, "new_str", *req.NewStr,
@@ -199,9 +248,13 @@ func (e *Editor) Execute(ctx context.Context, req Request) (*Result, error) {
 	case CommandUndoEdit:
 		return e.undo(ctx, t)
 	}
+	tool := "the " + toolName + " tool"
+	if e.opts.Dialect == FileEditor {
+		tool = "FileEditor tool"
+	}
 	return nil, &ToolError{Kind: KindUnknownCommand, Message: fmt.Sprintf(
-		"Unrecognized command %s. The allowed commands for the %s tool are: %s",
-		req.Command, toolName, strings.Join(allCommands, ", "))}
+		"Unrecognized command %s. The allowed commands for %s are: %s",
+		req.Command, tool, strings.Join(allCommands, ", "))}
 }
 
 // locate applies OHEditor's absolute-path rule (or, without
@@ -213,6 +266,9 @@ func (e *Editor) locate(ctx context.Context, path string) (target, error) {
 	if !strings.HasPrefix(path, "/") {
 		if e.opts.RequireAbsolutePaths {
 			hint := "The path should be an absolute path, starting with `/`."
+			if e.opts.Dialect == FileEditor {
+				hint = "The path should be an absolute path."
+			}
 			// OHEditor suggests cwd/path when it exists; we also require
 			// it to be inside the roots, so the hint cannot probe outside.
 			suggested := pyPath(roots.First() + "/" + path)
@@ -233,7 +289,7 @@ func (e *Editor) locate(ctx context.Context, path string) (target, error) {
 	return target{display: display, resolved: resolved}, nil
 }
 
-func validatePath(command string, t target, info *workspace.FileInfo) error {
+func (e *Editor) validatePath(command string, t target, info *workspace.FileInfo) error {
 	p := t.display
 	if command == CommandCreate && info.Exists {
 		return invalidParameter(KindFileExists, "path", p, fmt.Sprintf(
@@ -248,7 +304,7 @@ func validatePath(command string, t target, info *workspace.FileInfo) error {
 			return invalidParameter(KindIsDirectory, "path", p, fmt.Sprintf(
 				"The path %s is a directory and only the `view` command can be used on directories.", p))
 		}
-		if ext := pySuffix(p); supportedBinaryExts[strings.ToLower(ext)] {
+		if ext := pySuffix(p); e.opts.Dialect == OHEditor && supportedBinaryExts[strings.ToLower(ext)] {
 			return invalidParameter(KindUnsupportedBinary, "path", p, fmt.Sprintf(
 				"The path %s points to a binary file (%s) and only the `view` command can be used on supported binary files.", p, ext))
 		}
@@ -336,19 +392,16 @@ func (e *Editor) write(ctx context.Context, t target, newRaw, expectVersion stri
 		errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return "", err
 	case errors.As(err, &notFound):
-		// What Python's open(path, 'w') says when the directory is missing.
+		// What Python says when the directory is missing: OHEditor opens
+		// the path itself, FileEditor first a temporary file beside it.
+		missing := t.display
+		if e.opts.Dialect == FileEditor {
+			missing = pyTempName(t.display)
+		}
 		return "", &ToolError{Kind: KindIO, Path: t.display, Err: err, Message: fmt.Sprintf(
-			"Ran into [Errno 2] No such file or directory: %s while trying to write to %s", pyRepr(t.display), t.display)}
+			"Ran into [Errno 2] No such file or directory: %s while trying to write to %s", pytext.Repr(missing), t.display)}
 	}
 	return "", &ToolError{Kind: KindIO, Path: t.display, Err: err, Message: fmt.Sprintf("Ran into %v while trying to write to %s", err, t.display)}
-}
-
-// pyRepr quotes s like Python's repr of a str, for the common cases.
-func pyRepr(s string) string {
-	if strings.Contains(s, "'") && !strings.Contains(s, `"`) {
-		return `"` + s + `"`
-	}
-	return "'" + strings.ReplaceAll(s, "'", `\'`) + "'"
 }
 
 // historyFor returns path's history, discarding it when the file's current
@@ -373,7 +426,7 @@ func (e *Editor) record(h *fileHistory, previous, writtenVersion string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	h.entries = append(h.entries, previous)
-	if over := len(h.entries) - e.opts.MaxHistory; over > 0 {
+	if over := len(h.entries) - e.maxHistory; over > 0 {
 		h.entries = append([]string(nil), h.entries[over:]...)
 	}
 	h.written = writtenVersion
@@ -413,8 +466,12 @@ func (e *Editor) strReplace(ctx context.Context, t target, oldStr, newStr, expec
 
 	occ := findAll(content, oldStr)
 	if len(occ) == 0 {
-		// OHEditor retries without surrounding whitespace, stripping both.
-		oldStr, newStr = pytext.Strip(oldStr), pytext.Strip(newStr)
+		// Both retry without old_str's surrounding whitespace; OHEditor
+		// strips new_str too, FileEditor keeps it as given.
+		oldStr = pytext.Strip(oldStr)
+		if e.opts.Dialect == OHEditor {
+			newStr = pytext.Strip(newStr)
+		}
 		occ = findAll(content, oldStr)
 		if len(occ) == 0 {
 			return nil, &ToolError{Kind: KindOldStrNotFound, Path: t.display, Message: fmt.Sprintf(
@@ -440,7 +497,7 @@ func (e *Editor) strReplace(ctx context.Context, t target, oldStr, newStr, expec
 	end := line + SnippetContextWindow + strings.Count(newStr, "\n")
 	snippet := pyReadRange(newContent, start+1, end)
 	out := "The file " + t.display + " has been edited. " +
-		makeOutput(snippet, "a snippet of "+t.display, start+1) +
+		e.makeOutput(snippet, "a snippet of "+t.display, start+1) +
 		"Review the changes and make sure they are as expected. Edit the file again if necessary."
 	return &Result{Path: t.display, Output: out, Diff: UnifiedDiff(t.display, content, newContent), Version: newVersion, Text: newRaw}, nil
 }
@@ -514,7 +571,7 @@ func (e *Editor) insert(ctx context.Context, t target, insertLine int, newStr, e
 	end := min(numLines+len(newLines), insertLine+SnippetContextWindow+len(newLines))
 	snippet := pyReadRange(newContent, start+1, end)
 	out := "The file " + t.display + " has been edited. " +
-		makeOutput(snippet, "a snippet of the edited file", max(1, insertLine-SnippetContextWindow+1)) +
+		e.makeOutput(snippet, "a snippet of the edited file", max(1, insertLine-SnippetContextWindow+1)) +
 		"Review the changes and make sure they are as expected (correct indentation, no duplicate lines, etc). Edit the file again if necessary."
 	return &Result{Path: t.display, Output: out, Diff: UnifiedDiff(t.display, content, newContent), Version: newVersion, Text: newRaw}, nil
 }
@@ -562,12 +619,16 @@ func (e *Editor) undo(ctx context.Context, t target) (*Result, error) {
 	e.mu.Unlock()
 
 	shown := universalNewlines(previous)
-	out := "Last edit to " + t.display + " undone successfully. " + makeOutput(shown, t.display, 1)
+	out := "Last edit to " + t.display + " undone successfully. " + e.makeOutput(shown, t.display, 1)
 	return &Result{Path: t.display, Output: out, Diff: UnifiedDiff(t.display, universalNewlines(raw), shown), Version: newVersion, Text: previous}, nil
 }
 
 func (e *Editor) viewFile(ctx context.Context, t target, info *workspace.FileInfo, viewRange []int) (*Result, error) {
-	if ext := pySuffix(t.display); supportedBinaryExts[strings.ToLower(ext)] {
+	if e.opts.Dialect == FileEditor {
+		if mime, ok := imageTypes[strings.ToLower(pySuffix(t.display))]; ok {
+			return e.viewImage(ctx, t, mime)
+		}
+	} else if ext := pySuffix(t.display); supportedBinaryExts[strings.ToLower(ext)] {
 		if info.Size > e.fs.MaxFileSize() {
 			return nil, e.tooLarge(t, info.Size, nil)
 		}
@@ -583,7 +644,7 @@ func (e *Editor) viewFile(ctx context.Context, t target, info *workspace.FileInf
 	content := universalNewlines(raw)
 	res := &Result{Path: t.display, Version: version}
 	if len(viewRange) == 0 {
-		res.Output = makeOutput(content, t.display, 1)
+		res.Output = e.makeOutput(content, t.display, 1)
 		return res, nil
 	}
 	numLines := pyLineCount(content)
@@ -609,17 +670,22 @@ func (e *Editor) viewFile(ctx context.Context, t target, info *workspace.FileInf
 			"Its second element `%d` should be greater than or equal to the first element `%d`.", end, start))
 	}
 	selected := pyReadRange(content, start, end)
-	res.Output = makeOutput(strings.Join(pySplitlines(selected), "\n"), t.display, start)
+	res.Output = e.makeOutput(strings.Join(pySplitlines(selected), "\n"), t.display, start)
 	if warning != "" {
 		res.Output = "NOTE: " + warning + "\n" + res.Output
 	}
 	return res, nil
 }
 
-// makeOutput is OHEditor's _make_output: truncate, then number every
-// "\n"-separated line as cat -n does ("%6d\t").
-func makeOutput(content, description string, startLine int) string {
-	content = truncateRunes(content, MaxResponseLen, textTruncatedNotice)
+// makeOutput is OHEditor's _make_output: truncate (OHEditor cuts the end,
+// FileEditor the middle), then number every "\n"-separated line as cat -n
+// does ("%6d\t").
+func (e *Editor) makeOutput(content, description string, startLine int) string {
+	if e.opts.Dialect == FileEditor {
+		content = pytext.MiddleTruncate(content, MaxResponseLen, textTruncatedNotice)
+	} else {
+		content = truncateRunes(content, MaxResponseLen, textTruncatedNotice)
+	}
 	var b strings.Builder
 	b.Grow(len(content) + len(content)/8 + 100)
 	b.WriteString("Here's the result of running `cat -n` on " + description + ":\n")
@@ -654,6 +720,9 @@ func (e *Editor) viewDirectory(ctx context.Context, t target, viewRange []int) (
 	if len(viewRange) > 0 {
 		return nil, invalidParameter(KindInvalidViewRange, "view_range", pyIntList(viewRange),
 			"The `view_range` parameter is not allowed when `path` points to a directory.")
+	}
+	if e.opts.Dialect == FileEditor {
+		return e.listLevels(ctx, t)
 	}
 	list, err := e.fs.ListDirectory(ctx, t.resolved, workspace.ListOptions{Depth: 2, IncludeHidden: true})
 	if err != nil {

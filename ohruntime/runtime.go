@@ -144,6 +144,14 @@ func lookupIdentity(env map[string]string) identity {
 	if h, err := os.Hostname(); err == nil {
 		id.hostname, _, _ = strings.Cut(h, ".")
 	}
+	id.python = LookupPython(env)
+	return id
+}
+
+// LookupPython is what `command -v python` would print on the agent
+// shell's starting PATH (env's PATH, else the bridge's): OpenHands reports
+// it as the Python interpreter after every command. "" when there is none.
+func LookupPython(env map[string]string) string {
 	path := os.Getenv("PATH")
 	if p, ok := env["PATH"]; ok {
 		path = p
@@ -154,11 +162,10 @@ func lookupIdentity(env map[string]string) identity {
 		}
 		p := filepath.Join(dir, "python")
 		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
-			id.python = p
-			break
+			return p
 		}
 	}
-	return id
+	return ""
 }
 
 // Execute runs one action (the JSON of an OpenHands action dict) and

@@ -132,6 +132,19 @@ func (f *FS) ReadTextFile(ctx context.Context, path string, line, limit int) (*T
 	return res, nil
 }
 
+// ReadFile reads path's bytes as stored on disk, text or not (an image,
+// say), within the size cap. The overlay is not consulted: buffers hold text.
+func (f *FS) ReadFile(ctx context.Context, path string) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	p, err := f.roots.Resolve(path)
+	if err != nil {
+		return nil, err
+	}
+	return f.readRegular(p, path)
+}
+
 // readText returns the full text at the resolved path p and its version;
 // display is the caller's spelling, used in errors.
 func (f *FS) readText(p, display string) (string, string, error) {

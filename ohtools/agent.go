@@ -1,0 +1,347 @@
+package ohtools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/oh-bridge/oh-bridge/editor"
+	"github.com/oh-bridge/oh-bridge/ohruntime"
+	"github.com/oh-bridge/oh-bridge/pytext"
+	"github.com/oh-bridge/oh-bridge/shellint"
+	"github.com/oh-bridge/oh-bridge/workspace"
+)
+
+// AgentOptions configure an Agent.
+type AgentOptions struct {
+	// FS is the workspace (required); its first root is where the
+	// terminal starts and what file_editor's description names.
+	FS *workspace.FS
+	// Editor is the session's editor, whose undo history the agent shares;
+	// nil gives the agent a history of its own.
+	Editor *editor.Editor
+	// TerminalID and TerminalName identify the agent's terminal in events
+	// ("mcp-1", "OpenHands agent").
+	TerminalID   string
+	TerminalName string
+	// OnTerminalEvent, if set, receives the terminal's raw output and state
+	// changes, for a person to watch.
+	OnTerminalEvent func(shellint.Event)
+	// NoChangeTimeout is the soft timeout; 0 means NO_CHANGE_TIMEOUT_SECONDS
+	// from the environment, else DefaultNoChangeTimeout.
+	NoChangeTimeout time.Duration
+	// ShellMode and Env are passed to the terminal (see shellint.Options).
+	ShellMode shellint.Mode
+	Env       map[string]string
+	Logger    *slog.Logger
+}
+
+// Agent is one agent's tools, as one OpenHands conversation has them: its
+// own terminal and task list, and the workspace's files. Calls may come
+// concurrently: terminal calls run one at a time, file edits are
+// serialized per file.
+type Agent struct {
+	opts   AgentOptions
+	editor *editor.Editor
+	term   *terminal
+	tasks  taskTracker
+	closed chan struct{}
+	once   sync.Once
+
+	// progress is the reporter of the terminal call in progress, if any.
+	progress atomic.Pointer[progressReporter]
+}
+
+// NewAgent returns an agent's tools. It starts no process: the terminal
+// starts with the first command.
+func NewAgent(o AgentOptions) (*Agent, error) {
+	if o.FS == nil {
+		return nil, errors.New("ohtools: AgentOptions.FS is required")
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.TerminalID == "" {
+		o.TerminalID = "oh-terminal"
+	}
+	if o.TerminalName == "" {
+		o.TerminalName = "OpenHands agent"
+	}
+	if o.NoChangeTimeout <= 0 {
+		o.NoChangeTimeout = DefaultNoChangeTimeout
+		if os.Getenv(ohruntime.NoChangeTimeoutEnv) != "" {
+			o.NoChangeTimeout = ohruntime.NoChangeTimeoutFromEnv()
+		}
+	}
+	ed := o.Editor
+	if ed == nil {
+		ed = editor.New(o.FS, editor.Options{})
+	}
+	a := &Agent{opts: o, editor: ed.With(editor.Options{Dialect: editor.FileEditor}), closed: make(chan struct{})}
+	a.term = &terminal{
+		noChange: o.NoChangeTimeout,
+		python:   ohruntime.LookupPython(o.Env),
+		id:       o.TerminalID,
+		shell: ohruntime.NewShell(ohruntime.ShellOptions{
+			Dir:    o.FS.Roots().First(),
+			Start:  a.startTerminal,
+			Closed: a.closed,
+		}),
+	}
+	return a, nil
+}
+
+// startTerminal opens the agent's shell, streamed to OnTerminalEvent.
+func (a *Agent) startTerminal(dir string) (*shellint.Session, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return shellint.Start(ctx, shellint.Options{
+		ID:      a.opts.TerminalID,
+		Name:    a.opts.TerminalName,
+		Shell:   "bash",
+		Cwd:     dir,
+		Env:     a.opts.Env,
+		Cols:    256, // TMUX_SESSION_WIDTH x TMUX_SESSION_HEIGHT
+		Rows:    200,
+		Mode:    a.opts.ShellMode,
+		OnEvent: a.shellEvent,
+		Logger:  a.opts.Logger,
+	})
+}
+
+func (a *Agent) shellEvent(ev shellint.Event) {
+	if a.opts.OnTerminalEvent != nil {
+		a.opts.OnTerminalEvent(ev)
+	}
+	if r := a.progress.Load(); r != nil && ev.Output != nil {
+		r.output(ev.Output.Data)
+	}
+}
+
+// TerminalID is the id of the agent's terminal in events.
+func (a *Agent) TerminalID() string { return a.opts.TerminalID }
+
+// Progress is a report on a call still running.
+type Progress struct {
+	Elapsed time.Duration
+	Message string // the last line the command printed
+}
+
+// Call runs one tool call. progress, if not nil, is called while a
+// terminal command runs: when it prints (at most four times a second) and
+// once a second otherwise. The tool's own failures are observations with
+// IsError; the error is an *ArgumentError or *UnknownToolError for a call
+// that does not fit the tools, or ctx's error. When ctx ends while a
+// command runs, the command is interrupted (Ctrl-C), as OpenHands does
+// when a conversation is interrupted.
+func (a *Agent) Call(ctx context.Context, name string, arguments json.RawMessage, progress func(Progress)) (*Observation, error) {
+	select {
+	case <-a.closed:
+		return nil, errors.New("the agent's tools are closed")
+	default:
+	}
+	switch name {
+	case TerminalTool:
+		args, err := parseTerminalArgs(arguments)
+		if err != nil {
+			return nil, err
+		}
+		if progress != nil {
+			stop := a.reportProgress(progress)
+			defer stop()
+		}
+		obs, err := a.term.run(ctx, args)
+		if err != nil && ctx.Err() != nil {
+			ictx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			a.term.shell.Interrupt(ictx)
+			cancel()
+		}
+		return obs, err
+	case FileEditorTool:
+		args, err := parseFileEditorArgs(arguments)
+		if err != nil {
+			return nil, err
+		}
+		return a.fileEditor(ctx, args)
+	case TaskTrackerTool:
+		args, err := parseTaskTrackerArgs(arguments)
+		if err != nil {
+			return nil, err
+		}
+		return a.tasks.run(args), nil
+	}
+	return nil, &UnknownToolError{Name: name}
+}
+
+// Action is what a call would do, for asking the user first.
+type Action struct {
+	// Kind is ACP's tool kind: "execute", "read", "edit" or "think".
+	Kind  string
+	Title string
+	// NeedsPermission is false for calls that change nothing outside the
+	// agent (task_tracker).
+	NeedsPermission bool
+}
+
+// Describe says what a call would do. It returns the call's argument
+// error, if any, so a call that will fail is not put to the user.
+func Describe(name string, arguments json.RawMessage) (Action, error) {
+	switch name {
+	case TerminalTool:
+		args, err := parseTerminalArgs(arguments)
+		if err != nil {
+			return Action{}, err
+		}
+		cmd := pytext.Strip(args.command)
+		switch {
+		case args.reset:
+			return Action{Kind: "execute", Title: "reset the terminal and run `" + cmd + "`", NeedsPermission: true}, nil
+		case args.isInput:
+			return Action{Kind: "execute", Title: fmt.Sprintf("send %q to the running command", cmd), NeedsPermission: true}, nil
+		case cmd == "":
+			return Action{Kind: "read", Title: "read more output of the running command"}, nil
+		}
+		return Action{Kind: "execute", Title: "run `" + cmd + "`", NeedsPermission: true}, nil
+	case FileEditorTool:
+		args, err := parseFileEditorArgs(arguments)
+		if err != nil {
+			return Action{}, err
+		}
+		if args.req.Command == editor.CommandView {
+			return Action{Kind: "read", Title: "view " + args.req.Path, NeedsPermission: true}, nil
+		}
+		return Action{Kind: "edit", Title: editTitle(&args.req), NeedsPermission: true}, nil
+	case TaskTrackerTool:
+		if _, err := parseTaskTrackerArgs(arguments); err != nil {
+			return Action{}, err
+		}
+		return Action{Kind: "think", Title: "update the task list"}, nil
+	}
+	return Action{}, &UnknownToolError{Name: name}
+}
+
+// Interrupt stops the running command, if any (Ctrl-C, then signals).
+func (a *Agent) Interrupt(ctx context.Context) {
+	a.term.shell.Interrupt(ctx)
+}
+
+// Close ends the agent's terminal and whatever it runs.
+func (a *Agent) Close() {
+	a.once.Do(func() {
+		close(a.closed)
+		a.term.shell.Close()
+	})
+}
+
+// progressReporter turns a running command's output into Progress calls.
+type progressReporter struct {
+	fn    func(Progress)
+	start time.Time
+
+	// sendMu is held while fn runs, so reports arrive in order and none
+	// arrives after stop returns.
+	sendMu sync.Mutex
+
+	mu   sync.Mutex
+	last string    // the last complete, non-blank line
+	part string    // the line being printed
+	sent time.Time // when the last report went out
+	done bool
+}
+
+const (
+	progressMinInterval = 250 * time.Millisecond
+	progressHeartbeat   = time.Second
+)
+
+func (a *Agent) reportProgress(fn func(Progress)) (stop func()) {
+	r := &progressReporter{fn: fn, start: time.Now()}
+	r.sent = r.start
+	a.progress.Store(r)
+	tick := time.NewTicker(progressHeartbeat)
+	quit := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-quit:
+				return
+			case <-tick.C:
+				r.report(false)
+			}
+		}
+	}()
+	return func() {
+		a.progress.CompareAndSwap(r, nil)
+		tick.Stop()
+		close(quit)
+		r.sendMu.Lock()
+		r.mu.Lock()
+		r.done = true
+		r.mu.Unlock()
+		r.sendMu.Unlock()
+	}
+}
+
+// output takes raw terminal bytes: escape sequences are dropped and the
+// last printed line is kept for the message.
+func (r *progressReporter) output(b []byte) {
+	text := strings.ReplaceAll(ansi.Strip(string(b)), "\r\n", "\n")
+	r.mu.Lock()
+	for _, c := range strings.SplitAfter(text, "\n") {
+		if strings.HasSuffix(c, "\n") {
+			if line := pytext.Strip(r.part + c); line != "" {
+				r.last = line
+			}
+			r.part = ""
+			continue
+		}
+		if i := strings.LastIndexByte(c, '\r'); i >= 0 { // a progress bar redraws its line
+			r.part, c = "", c[i+1:]
+		}
+		r.part += c
+	}
+	r.mu.Unlock()
+	r.report(true)
+}
+
+// report sends a Progress unless one went out too recently: output is
+// reported at most every 250 ms, and the heartbeat only after a second of
+// quiet, so that elapsed times always grow.
+func (r *progressReporter) report(onOutput bool) {
+	if onOutput {
+		// The terminal's event goroutine also feeds the person's mirror:
+		// never make it wait for a slow progress receiver.
+		if !r.sendMu.TryLock() {
+			return
+		}
+	} else {
+		r.sendMu.Lock()
+	}
+	defer r.sendMu.Unlock()
+	r.mu.Lock()
+	now := time.Now()
+	wait := progressHeartbeat
+	if onOutput {
+		wait = progressMinInterval
+	}
+	if r.done || now.Sub(r.sent) < wait {
+		r.mu.Unlock()
+		return
+	}
+	r.sent = now
+	msg := r.last
+	if p := pytext.Strip(r.part); p != "" {
+		msg = p
+	}
+	r.mu.Unlock()
+	r.fn(Progress{Elapsed: now.Sub(r.start), Message: pytext.Head(msg, 200)})
+}

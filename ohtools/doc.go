@@ -1,0 +1,17 @@
+// Package ohtools gives an agent OpenHands V1's own tools, terminal,
+// file_editor and task_tracker, acting in the user's workspace: the same
+// names, the same input schemas and the same observation texts as
+// openhands-tools returns them, so an OpenHands agent that reaches these
+// tools through MCP cannot tell them from its built-ins, except that the
+// person watches them run.
+//
+// It owns the V1 tool definitions (Definitions), argument checking, and
+// the wording of every observation. The control flow of the agent's shell
+// is ohruntime.Shell, which V0 shares; files go through editor (in its
+// FileEditor dialect, sharing the session's undo history) and workspace.
+//
+// It must not know about MCP, JSON-RPC or any other transport: a face
+// turns a call into Agent.Call and the Observation's content blocks into
+// its own result. docs/openhands-compat.md lists every deliberate
+// difference from openhands-tools.
+package ohtools

@@ -1,0 +1,200 @@
+package ohtools_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/oh-bridge/oh-bridge/ohtools"
+	"github.com/oh-bridge/oh-bridge/shellint"
+	"github.com/oh-bridge/oh-bridge/workspace"
+)
+
+const fixtureDir = "../fixtures/openhands-v1"
+
+// goldenCase is one line of a fixtures/openhands-v1/*.jsonl file: a tool
+// call and the result openhands-tools gives for it, as its source words
+// it. The lines of a file run in order on one agent in one workspace.
+// In the texts, $WORKSPACE is the workspace root, $PY the Python
+// interpreter on the terminal's PATH, and $TMP the random part of a
+// temporary file's name.
+type goldenCase struct {
+	Name  string `json:"name"`
+	Setup *struct {
+		Files   map[string]string `json:"files"`
+		Sh      string            `json:"sh"`
+		SleepMs int               `json:"sleep_ms"`
+	} `json:"setup"`
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments"`
+	Result    goldenResult    `json:"result"`
+}
+
+type goldenResult struct {
+	IsError bool              `json:"is_error"`
+	Content []json.RawMessage `json:"content"` // a text, or {"image": mime, "bytes": n}
+}
+
+// newTestAgent returns an agent over a fresh workspace, with a soft timeout
+// of one second and a python of its own on the terminal's PATH.
+func newTestAgent(t *testing.T) (*ohtools.Agent, string, string) {
+	t.Helper()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	python := filepath.Join(bin, "python")
+	if err := os.WriteFile(python, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	roots, err := workspace.NewRoots([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := ohtools.NewAgent(ohtools.AgentOptions{
+		FS:              workspace.New(roots, workspace.Options{}),
+		NoChangeTimeout: time.Second,
+		ShellMode:       shellint.ModeNoRC,
+		Env:             map[string]string{"HOME": dir, "PATH": bin + ":/usr/local/bin:/usr/bin:/bin"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.Close)
+	return a, dir, python
+}
+
+var tempNameRE = regexp.MustCompile(`\.[a-z0-9_]{8}\.tmp'`)
+
+func TestGolden(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(fixtureDir, "*.jsonl"))
+	if len(files) == 0 {
+		t.Fatal("no fixtures in " + fixtureDir)
+	}
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".jsonl"), func(t *testing.T) {
+			t.Parallel()
+			a, dir, python := newTestAgent(t)
+			expand := strings.NewReplacer("$WORKSPACE", dir, "$PY", python)
+			for _, c := range readCases(t, file) {
+				applySetup(t, dir, c)
+				args := []byte(expand.Replace(string(c.Arguments)))
+				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+				obs, err := a.Call(ctx, c.Tool, args, nil)
+				cancel()
+				got := describe(t, obs, err, dir)
+				want := describeWant(t, c.Result, dir, python)
+				if got != want {
+					t.Errorf("%s\narguments: %s\nwant: %s\ngot:  %s", c.Name, args, want, got)
+				}
+			}
+		})
+	}
+}
+
+// describe renders a result as comparable text: the error flag, then each
+// block (text verbatim, an image as its type and size).
+func describe(t *testing.T, obs *ohtools.Observation, err error, dir string) string {
+	t.Helper()
+	if err != nil {
+		var ae *ohtools.ArgumentError
+		var ue *ohtools.UnknownToolError
+		if !errors.As(err, &ae) && !errors.As(err, &ue) {
+			t.Fatalf("Call: %v", err)
+		}
+		return render(true, []string{err.Error()})
+	}
+	var blocks []string
+	for _, c := range obs.Content {
+		if c.MIMEType != "" {
+			blocks = append(blocks, "image "+c.MIMEType+" "+itoa(len(c.Data)))
+			continue
+		}
+		blocks = append(blocks, tempNameRE.ReplaceAllString(c.Text, ".$$TMP.tmp'"))
+	}
+	return render(obs.IsError, blocks)
+}
+
+func describeWant(t *testing.T, r goldenResult, dir, python string) string {
+	t.Helper()
+	var blocks []string
+	for _, raw := range r.Content {
+		var text string
+		if json.Unmarshal(raw, &text) == nil {
+			text = strings.NewReplacer("$WORKSPACE", dir, "$PY", python).Replace(text)
+			blocks = append(blocks, text)
+			continue
+		}
+		var img struct {
+			Image string `json:"image"`
+			Bytes int    `json:"bytes"`
+		}
+		if err := json.Unmarshal(raw, &img); err != nil {
+			t.Fatalf("content block %s is neither a text nor an image", raw)
+		}
+		blocks = append(blocks, "image "+img.Image+" "+itoa(img.Bytes))
+	}
+	return render(r.IsError, blocks)
+}
+
+func render(isError bool, blocks []string) string {
+	b, _ := json.Marshal(map[string]any{"is_error": isError, "content": blocks})
+	return string(b)
+}
+
+func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+func readCases(t *testing.T, file string) []goldenCase {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []goldenCase
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 1<<24)
+	for n := 1; sc.Scan(); n++ {
+		if strings.TrimSpace(sc.Text()) == "" {
+			continue
+		}
+		var c goldenCase
+		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
+			t.Fatalf("%s:%d: %v", file, n, err)
+		}
+		cases = append(cases, c)
+	}
+	return cases
+}
+
+func applySetup(t *testing.T, dir string, c goldenCase) {
+	t.Helper()
+	if c.Setup == nil {
+		return
+	}
+	for name, content := range c.Setup.Files {
+		p := filepath.Join(dir, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c.Setup.Sh != "" {
+		cmd := exec.Command("bash", "-c", c.Setup.Sh)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: setup: %v\n%s", c.Name, err, out)
+		}
+	}
+	if c.Setup.SleepMs > 0 {
+		time.Sleep(time.Duration(c.Setup.SleepMs) * time.Millisecond)
+	}
+}

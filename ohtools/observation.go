@@ -1,0 +1,112 @@
+package ohtools
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/oh-bridge/oh-bridge/pytext"
+)
+
+// Observation is a tool's result as the agent sees it: the content blocks
+// of OpenHands' Observation.to_llm_content, and whether it is an error.
+// OpenHands itself puts "[An error occurred during execution.]" before an
+// error's content; through MCP the agent's SDK adds that from isError, so
+// it is not among the blocks.
+type Observation struct {
+	Content []Content
+	IsError bool
+
+	// What a face may show beside the text (a command card, a diff); the
+	// agent does not see these.
+	Command  *CommandInfo
+	Edit     *EditInfo
+	Tasks    []Task // task_tracker: the list after the call
+	Rejected bool   // the user refused the call
+}
+
+// Content is one block: text, or an image.
+type Content struct {
+	Text     string
+	MIMEType string // set for an image
+	Data     []byte // the image's bytes
+}
+
+// Text returns the concatenated text blocks.
+func (o *Observation) Text() string {
+	var b strings.Builder
+	for _, c := range o.Content {
+		if c.MIMEType == "" {
+			b.WriteString(c.Text)
+		}
+	}
+	return b.String()
+}
+
+// CommandInfo describes a terminal call for display.
+type CommandInfo struct {
+	TerminalID string
+	Command    string
+	ExitCode   int // -1 while the command runs
+	Cwd        string
+	Running    bool
+}
+
+// EditInfo describes a file_editor call that changed a file.
+type EditInfo struct {
+	Path string
+	Diff string
+}
+
+func textObservation(text string) *Observation {
+	return &Observation{Content: []Content{{Text: text}}}
+}
+
+func errorObservation(text string) *Observation {
+	return &Observation{Content: []Content{{Text: text}}, IsError: true}
+}
+
+// RejectedText is what OpenHands tells the agent when the user rejects an
+// action (UserRejectObservation with its default reason).
+const RejectedText = "Action rejected: User rejected the action"
+
+// Rejected is the observation for a call the user refused.
+func Rejected() *Observation {
+	o := errorObservation(RejectedText)
+	o.Rejected = true
+	return o
+}
+
+// ArgumentError is a call whose arguments do not fit the tool's schema.
+// Its text follows the agent's own wording for a tool call it cannot
+// validate: "Error validating tool 'NAME': REASON. Parameters provided:
+// [...]".
+type ArgumentError struct {
+	Tool   string
+	Reason string
+	Keys   []string // the argument names given, in order; nil if not an object
+}
+
+func (e *ArgumentError) Error() string {
+	params := "Arguments: unparseable JSON"
+	if e.Keys != nil {
+		q := make([]string, len(e.Keys))
+		for i, k := range e.Keys {
+			q[i] = pytext.Repr(k)
+		}
+		params = "Parameters provided: [" + strings.Join(q, ", ") + "]"
+	}
+	return fmt.Sprintf("Error validating tool '%s': %s. %s", e.Tool, e.Reason, params)
+}
+
+// Kind returns "invalid_arguments".
+func (e *ArgumentError) Kind() string { return "invalid_arguments" }
+
+// UnknownToolError names a tool this package does not have.
+type UnknownToolError struct{ Name string }
+
+func (e *UnknownToolError) Error() string {
+	return fmt.Sprintf("Tool '%s' not found. Available: ['%s', '%s', '%s']", e.Name, TerminalTool, FileEditorTool, TaskTrackerTool)
+}
+
+// Kind returns "unknown_tool".
+func (e *UnknownToolError) Kind() string { return "unknown_tool" }

@@ -1,0 +1,303 @@
+package ohtools
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/oh-bridge/oh-bridge/ohruntime"
+	"github.com/oh-bridge/oh-bridge/pytext"
+)
+
+// Texts of openhands-tools' terminal (constants.py, terminal_session.py,
+// impl.py, definition.py, timeout_policy.py).
+const (
+	// TimeoutMessage is TIMEOUT_MESSAGE_TEMPLATE.
+	TimeoutMessage = `You may wait longer to see additional output by sending empty command '', send other commands to interact with the current process, send keys ("C-c", "C-z", "C-d") to interrupt/kill the previous command before sending your new command, or use the timeout parameter in terminal for future commands.`
+	// MaxOutput is MAX_CMD_OUTPUT_SIZE, in characters.
+	MaxOutput = 30000
+	// DefaultNoChangeTimeout is NO_CHANGE_TIMEOUT_SECONDS.
+	DefaultNoChangeTimeout = 30 * time.Second
+
+	truncateNotice  = "<response clipped><NOTE>Due to the max output limit, only part of the full response has been shown to you.</NOTE>"
+	continuePrefix  = "[Below is the output of the previous command.]\n"
+	noPreviousLogs  = "No previous running command to retrieve logs from."
+	noPreviousInput = "No previous running command to interact with."
+	resetText       = "Terminal session has been reset. All previous environment variables and session state have been cleared."
+	resetWithInput  = "Error executing tool 'terminal': Cannot use reset=True with is_input=True"
+
+	// idleTimeoutEnv caps foreground timeouts where a runtime is cleaned up
+	// when idle (OH_RUNTIME_IDLE_TIMEOUT_SECONDS; unset means no cap).
+	idleTimeoutEnv = "OH_RUNTIME_IDLE_TIMEOUT_SECONDS"
+)
+
+// terminal is an agent's V1 terminal: ohruntime.Shell, worded as
+// openhands-tools' TerminalSession in its single-session form.
+type terminal struct {
+	mu       sync.Mutex // one call at a time, as the SDK's "terminal:session" resource
+	shell    *ohruntime.Shell
+	noChange time.Duration
+	python   string
+	id       string
+}
+
+// terminalArgs is TerminalAction.
+type terminalArgs struct {
+	command string
+	isInput bool
+	timeout *float64
+	reset   bool
+}
+
+func parseTerminalArgs(raw []byte) (*terminalArgs, error) {
+	a, err := parseArgs(TerminalTool, raw, "command", "is_input", "timeout", "reset")
+	if err != nil {
+		return nil, err
+	}
+	var t terminalArgs
+	if t.command, err = a.requiredStr("command"); err != nil {
+		return nil, err
+	}
+	if t.isInput, err = a.boolean("is_input"); err != nil {
+		return nil, err
+	}
+	if t.timeout, err = a.number("timeout"); err != nil {
+		return nil, err
+	}
+	if t.reset, err = a.boolean("reset"); err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
+// run is TerminalExecutor.__call__ for one action.
+func (t *terminal) run(ctx context.Context, args *terminalArgs) (*Observation, error) {
+	if args.reset && args.isInput {
+		return errorObservation(resetWithInput), nil
+	}
+	if !args.isInput {
+		if kind := literalKind(args.command); kind != "" {
+			return errorObservation(literalHint(kind, args.command)), nil
+		}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !args.reset {
+		o, err := t.execute(ctx, args)
+		if err != nil {
+			return nil, err
+		}
+		return o.observation(), nil
+	}
+	t.shell.Reset()
+	if pytext.Strip(args.command) == "" {
+		return textObservation(resetText), nil
+	}
+	obs, err := t.execute(ctx, &terminalArgs{command: args.command, timeout: args.timeout})
+	if err != nil {
+		return nil, err
+	}
+	obs.body = resetText + "\n\n" + obs.body
+	return obs.observation(), nil
+}
+
+// execute is TerminalSession.execute.
+func (t *terminal) execute(ctx context.Context, args *terminalArgs) (*terminalObservation, error) {
+	command := pytext.Strip(args.command)
+	if msg := foregroundRejection(command, args.isInput, args.timeout); msg != "" {
+		return &terminalObservation{body: msg, isError: true, exitCode: -1}, nil
+	}
+	req := ohruntime.ShellRequest{Command: command, IsInput: args.isInput}
+	if args.timeout != nil {
+		// A command with a timeout is blocking: no soft timeout.
+		req.Timeout = time.Duration(*args.timeout * float64(time.Second))
+		if req.Timeout <= 0 {
+			req.Timeout = time.Nanosecond
+		}
+	} else {
+		req.NoOutputTimeout = t.noChange
+	}
+	if args.isInput {
+		req.Keys = keyBytes(command)
+	}
+	res, err := t.shell.Execute(ctx, req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		return &terminalObservation{body: err.Error(), isError: true, exitCode: -1}, nil
+	}
+	return t.word(res, args), nil
+}
+
+// terminalObservation is TerminalObservation: the text and the metadata
+// that to_llm_content appends.
+type terminalObservation struct {
+	prefix, body, suffix string
+	workingDir, python   string
+	exitCode             int // metadata.exit_code: -1 prints no exit line
+	isError              bool
+	info                 *CommandInfo
+}
+
+// observation is TerminalObservation.to_llm_content.
+func (o *terminalObservation) observation() *Observation {
+	text := o.prefix + o.body + o.suffix
+	if o.workingDir != "" {
+		text += "\n[Current working directory: " + o.workingDir + "]"
+	}
+	if o.python != "" {
+		text += "\n[Python interpreter: " + o.python + "]"
+	}
+	if o.exitCode != -1 {
+		text += "\n[Command finished with exit code " + strconv.Itoa(o.exitCode) + "]"
+	}
+	return &Observation{
+		Content: []Content{{Text: pytext.MiddleTruncate(text, MaxOutput, truncateNotice)}},
+		IsError: o.isError,
+		Command: o.info,
+	}
+}
+
+// word turns a Shell result into TerminalSession's observation for it.
+func (t *terminal) word(res *ohruntime.ShellResult, args *terminalArgs) *terminalObservation {
+	out := pytext.MiddleTruncate(res.Output, MaxOutput, truncateNotice)
+	o := &terminalObservation{body: out, exitCode: -1}
+	info := &CommandInfo{TerminalID: t.id, Command: res.Command, ExitCode: -1, Running: true}
+	switch res.Outcome {
+	case ohruntime.NoPreviousLogs:
+		return &terminalObservation{body: noPreviousLogs, isError: true, exitCode: -1}
+	case ohruntime.NoPreviousInput:
+		return &terminalObservation{body: noPreviousInput, isError: true, exitCode: -1}
+	case ohruntime.MultipleCommands:
+		var b strings.Builder
+		b.WriteString("Cannot execute multiple commands at once.\n")
+		b.WriteString("Please run each command separately OR chain them into a single command via && or ;\n")
+		b.WriteString("Provided commands:")
+		for i, c := range res.Commands {
+			fmt.Fprintf(&b, "\n(%d) %s", i+1, c)
+		}
+		return &terminalObservation{body: b.String(), isError: true, exitCode: -1}
+	case ohruntime.NotExecuted:
+		o.isError = true
+		o.suffix = "\n[Your command \"" + res.Command + "\" is NOT executed. The previous command is still running - " +
+			"You CANNOT send new commands until the previous command is completed. By setting `is_input` to `true`, " +
+			"you can interact with the current process: " + TimeoutMessage + "]"
+	case ohruntime.Completed:
+		o.exitCode, o.workingDir, o.python = res.ExitCode, res.Cwd, t.python
+		o.suffix = "\n[The command completed with exit code " + strconv.Itoa(res.ExitCode) + ".]"
+		if ohruntime.IsSpecialKey(res.Command) {
+			o.suffix = "\n[The command completed with exit code " + strconv.Itoa(res.ExitCode) + ". CTRL+" +
+				strings.ToUpper(string([]rune(res.Command)[2])) + " was sent.]"
+		}
+		info.ExitCode, info.Cwd, info.Running = res.ExitCode, res.Cwd, false
+	case ohruntime.NoChange:
+		o.suffix = "\n[The command has no new output after " + pySeconds(t.noChange) + " seconds. " + TimeoutMessage + "]"
+	case ohruntime.HardTimeout:
+		o.suffix = "\n[The command timed out after " + pytext.Float(*args.timeout) + " seconds. " + TimeoutMessage + "]"
+	}
+	if res.Continued && res.Outcome != ohruntime.Completed {
+		o.prefix = continuePrefix
+	}
+	o.info = info
+	return o
+}
+
+// pySeconds formats the soft timeout as OpenHands prints its integer
+// setting.
+func pySeconds(d time.Duration) string {
+	if d%time.Second == 0 {
+		return strconv.FormatInt(int64(d/time.Second), 10)
+	}
+	return pytext.Float(d.Seconds())
+}
+
+// keyBytes is what the terminal backends type for is_input text: a named
+// key (ENTER, TAB, BS, ESC, the arrows, HOME, END, PGUP, PGDN), a Ctrl
+// combination (C-x, CTRL-x or CTRL+x, any case), or the text and Enter.
+func keyBytes(text string) []byte {
+	upper := strings.ToUpper(pytext.Strip(text))
+	if k, ok := namedKeys[upper]; ok {
+		return []byte(k)
+	}
+	for _, p := range []string{"C-", "CTRL-", "CTRL+"} {
+		if k, ok := strings.CutPrefix(upper, p); ok && len(k) == 1 && k[0] >= 'A' && k[0] <= 'Z' {
+			return []byte{k[0] & 0x1f}
+		}
+	}
+	if strings.HasSuffix(text, "\n") {
+		return []byte(text)
+	}
+	return []byte(text + "\r")
+}
+
+var namedKeys = map[string]string{
+	"ENTER": "\r", "TAB": "\t", "BS": "\x7f", "ESC": "\x1b",
+	"UP": "\x1b[A", "DOWN": "\x1b[B", "RIGHT": "\x1b[C", "LEFT": "\x1b[D",
+	"HOME": "\x1b[H", "END": "\x1b[F", "PGUP": "\x1b[5~", "PGDN": "\x1b[6~",
+}
+
+// literalKind is looks_like_python_literal_argument: a command that is a
+// Python or JSON list or dict rather than a shell command. Bash's "[ -f x ]",
+// "[[ ... ]]" and "{ ls; }" have a blank after the bracket.
+func literalKind(command string) string {
+	s := []rune(pytext.LStrip(command))
+	if len(s) < 2 {
+		return ""
+	}
+	a, b := s[0], s[1]
+	switch {
+	case a == '[' && (b == '{' || b == '"' || b == '\''):
+		return "list literal"
+	case a == '[' && b == '[':
+		if len(s) >= 3 && s[2] != ' ' && s[2] != '\t' {
+			return "nested list literal"
+		}
+	case a == '{' && (b == '"' || b == '\''):
+		return "dict literal"
+	}
+	return ""
+}
+
+// literalHint is _LITERAL_ARG_HINT_TEMPLATE.
+func literalHint(kind, command string) string {
+	head := pytext.Head(pytext.LStrip(command), 60)
+	return "[Tool-argument error] The `command` argument looks like a Python/JSON " + kind +
+		", not a shell command. It starts with: " + pytext.Repr(head) + "\n\n" +
+		"The `terminal` tool runs exactly ONE shell command at a time. To pass structured data or multi-line code:\n" +
+		"  - Write a script first with `file_editor` (command=\"create\", path=\"/tmp/run.py\", ...), then invoke it: `python /tmp/run.py`.\n" +
+		"  - Or use a heredoc inline, e.g.:\n" +
+		"        python - <<'EOF'\n" +
+		"        DATABASES = {'default': {...}}\n" +
+		"        # your code here\n" +
+		"        EOF\n\n" +
+		"Do not put a Python list/dict literal into the `command` field; the shell cannot interpret it."
+}
+
+// foregroundRejection is foreground_timeout_rejection_for: where the
+// runtime is cleaned up after OH_RUNTIME_IDLE_TIMEOUT_SECONDS of idleness,
+// a foreground timeout above 90% of it is refused.
+func foregroundRejection(command string, isInput bool, timeout *float64) string {
+	if isInput || pytext.Strip(command) == "" || timeout == nil {
+		return ""
+	}
+	raw := strings.TrimSpace(os.Getenv(idleTimeoutEnv))
+	idle, err := strconv.ParseFloat(raw, 64)
+	if raw == "" || err != nil || idle <= 0 {
+		return ""
+	}
+	limit := idle * 0.9
+	if *timeout <= limit {
+		return ""
+	}
+	g := func(f float64) string { return strconv.FormatFloat(f, 'g', 6, 64) }
+	return "Refusing to run foreground terminal command with timeout=" + g(*timeout) + "s.\n\n" +
+		"This runtime is subject to idle cleanup after " + g(idle) + "s. Foreground terminal commands are capped at 90% " +
+		"of that threshold, currently " + g(limit) + "s, so commands can return control before the runtime is considered idle.\n\n" +
+		"For long-running work, use a shorter timeout, omit the timeout to use the terminal soft-timeout/polling flow, " +
+		"or start the command in the background and poll its log file."
+}
