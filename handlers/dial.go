@@ -3,15 +3,14 @@ package handlers
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"path/filepath"
-	"strings"
 	"sync"
 
 	"github.com/oh-bridge/oh-bridge/dial"
 	"github.com/oh-bridge/oh-bridge/ohruntime"
 	"github.com/oh-bridge/oh-bridge/rpc"
+	"github.com/oh-bridge/oh-bridge/session"
 )
 
 // dialMethods connect the bridge to an OpenHands server, on demand: no
@@ -126,26 +125,30 @@ func (h *Handlers) reportStatus(st dial.Status) {
 }
 
 // executeForServer runs an action the server sent, through the same
-// runtime as openhands/execute_action.
+// runtime as openhands/execute_action, once the person allowed it.
 func (h *Handlers) executeForServer(ctx context.Context, action json.RawMessage) (json.RawMessage, error) {
 	rt, err := h.ohRuntime()
 	if err != nil {
 		return nil, err
 	}
-	if h.Capabilities().RequestPermission {
-		kind, title, needsAsk, err := ohruntime.Risk(action)
-		if err == nil && needsAsk {
-			allowed, err := h.askPermission(ctx, action, kind, title)
+	if kind, title, needsAsk, err := ohruntime.Risk(action); err == nil && needsAsk {
+		var a struct {
+			ID   json.RawMessage `json:"id"`
+			Args json.RawMessage `json:"args"`
+		}
+		json.Unmarshal(action, &a)
+		allowed, err := h.workspaceSession().Permit(ctx, session.PermissionRequest{
+			ToolCallID: string(a.ID), Title: title, Kind: kind, RawInput: a.Args, Agent: "OpenHands",
+		})
+		if err != nil {
+			return nil, err
+		}
+		if !allowed {
+			obs, err := rt.Reject(action)
 			if err != nil {
-				return nil, fmt.Errorf("could not ask the user for permission: %w", err)
+				return nil, err
 			}
-			if !allowed {
-				obs, err := rt.Reject(action)
-				if err != nil {
-					return nil, err
-				}
-				return json.Marshal(obs)
-			}
+			return json.Marshal(obs)
 		}
 	}
 	obs, err := rt.Execute(ctx, action)
@@ -153,37 +156,6 @@ func (h *Handlers) executeForServer(ctx context.Context, action json.RawMessage)
 		return nil, err
 	}
 	return json.Marshal(obs)
-}
-
-// permissionOptions are offered for every action (ACP's option kinds).
-var permissionOptions = []map[string]string{
-	{"optionId": "allow_once", "name": "Allow once", "kind": "allow_once"},
-	{"optionId": "allow_always", "name": "Allow always", "kind": "allow_always"},
-	{"optionId": "reject_once", "name": "Reject", "kind": "reject_once"},
-}
-
-// askPermission asks the client (session/request_permission) before an
-// action from the server runs; only an "allow" option lets it run.
-func (h *Handlers) askPermission(ctx context.Context, action json.RawMessage, kind, title string) (bool, error) {
-	var a struct {
-		ID   json.RawMessage `json:"id"`
-		Args json.RawMessage `json:"args"`
-	}
-	json.Unmarshal(action, &a)
-	params := map[string]any{
-		"toolCall": map[string]any{"toolCallId": string(a.ID), "title": title, "kind": kind, "rawInput": a.Args},
-		"options":  permissionOptions,
-	}
-	var res struct {
-		Outcome struct {
-			Outcome  string `json:"outcome"`
-			OptionID string `json:"optionId"`
-		} `json:"outcome"`
-	}
-	if err := h.conn.Call(ctx, "session/request_permission", params, &res); err != nil {
-		return false, err
-	}
-	return res.Outcome.Outcome == "selected" && strings.HasPrefix(res.Outcome.OptionID, "allow"), nil
 }
 
 func (h *Handlers) disconnect(ctx context.Context, _ *noParams) (*dial.Status, error) {

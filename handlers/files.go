@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"sync"
-	"time"
 
 	"github.com/oh-bridge/oh-bridge/editor"
 	"github.com/oh-bridge/oh-bridge/rpc"
@@ -44,127 +42,13 @@ func (h *Handlers) fileMethods() map[string]rpc.Method {
 	}
 }
 
-// filesState is the session's file side: the workspace confined to the
-// roots, the OHEditor-compatible editor over it, the documents the client
-// has open, and the watcher.
+// filesState is the session's file side as the handlers see it: the
+// workspace and editor of the session, and the documents the client has
+// open (with the URIs and versions workspace/applyEdit must name).
 type filesState struct {
 	fs     *workspace.FS
 	editor *editor.Editor
 	docs   *openDocuments
-
-	watchCancel context.CancelFunc
-	watchReady  chan struct{} // closed once the watch is up, or has failed
-	watchMu     sync.Mutex
-	watchState  string // "starting", "watching", "failed", "stopped"
-	watchErr    error
-	watchSetup  time.Duration
-	watcher     *workspace.Watcher
-}
-
-// watchReadyWait bounds how long a mutating call waits for the watcher to
-// finish its initial walk, so the agent's first change of a session is
-// reported like every later one.
-const watchReadyWait = 2 * time.Second
-
-// startFiles opens the session's workspace once the roots are known. The
-// watcher walks the tree on a goroutine: initialize does not wait for it.
-func (h *Handlers) startFiles(roots []string) error {
-	r, err := workspace.NewRoots(roots)
-	if err != nil {
-		return err
-	}
-	docs := &openDocuments{byPath: map[string]docRef{}}
-	fsys := workspace.New(r, workspace.Options{})
-	if h.Capabilities().ApplyEdit {
-		fsys.SetBufferEditor(&clientBuffers{h: h, docs: docs})
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	s := &filesState{
-		fs:          fsys,
-		editor:      editor.New(fsys, editor.Options{RequireAbsolutePaths: false}),
-		docs:        docs,
-		watchCancel: cancel,
-		watchReady:  make(chan struct{}),
-		watchState:  "starting",
-	}
-	h.mu.Lock()
-	old := h.files
-	h.files = s
-	h.mu.Unlock()
-	if old != nil {
-		old.watchCancel() // an initialize that failed after startFiles is being retried
-	}
-	go s.watch(ctx, h)
-	return nil
-}
-
-// watch runs the watcher; changes go to the client as fs/did_change.
-func (s *filesState) watch(ctx context.Context, h *Handlers) {
-	start := time.Now()
-	w, err := s.fs.Watch(ctx, workspace.WatchOptions{Logger: h.log}, func(changes []workspace.Change) {
-		out := make([]fileChange, len(changes))
-		for i, c := range changes {
-			out[i] = fileChange{Path: c.Path, Type: c.Type, Source: c.Source}
-		}
-		if err := h.conn.Notify(ctx, "fs/did_change", &didChangeFilesParams{Changes: out}); err != nil {
-			h.log.Debug("cannot send fs/did_change", "error", err)
-		}
-	})
-	s.watchMu.Lock()
-	s.watchSetup = time.Since(start)
-	switch {
-	case err != nil:
-		s.watchState, s.watchErr = "failed", err
-		h.log.Warn("file watching is off: cannot watch the workspace", "error", err)
-	case ctx.Err() != nil:
-		s.watchState = "stopped"
-	default:
-		s.watchState, s.watcher = "watching", w
-		h.log.Debug("watching the workspace", "setup", s.watchSetup)
-	}
-	s.watchMu.Unlock()
-	close(s.watchReady)
-}
-
-// awaitWatch lets a mutating call wait, briefly, for the watcher's initial
-// walk, so that the change it makes is seen by the watcher.
-func (s *filesState) awaitWatch(ctx context.Context) {
-	select {
-	case <-s.watchReady:
-		return
-	default:
-	}
-	t := time.NewTimer(watchReadyWait)
-	defer t.Stop()
-	select {
-	case <-s.watchReady:
-	case <-t.C:
-	case <-ctx.Done():
-	}
-}
-
-// stopFiles stops watching.
-func (h *Handlers) stopFiles(ctx context.Context) {
-	s := h.filesSession()
-	if s == nil {
-		return
-	}
-	s.watchCancel()
-	select {
-	case <-s.watchReady:
-	case <-ctx.Done():
-		return
-	}
-	s.watchMu.Lock()
-	w := s.watcher
-	s.watchState = "stopped"
-	s.watchMu.Unlock()
-	if w != nil {
-		select {
-		case <-w.Done():
-		case <-ctx.Done():
-		}
-	}
 }
 
 // fileCapabilities are merged into initialize's result capabilities.
@@ -208,7 +92,7 @@ func (h *Handlers) mutationSession(ctx context.Context) (*filesState, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.awaitWatch(ctx)
+	h.workspaceSession().AwaitWatch(ctx)
 	return s, nil
 }
 
@@ -263,26 +147,20 @@ type watchStatusResult struct {
 // watchStatus tells whether file watching is up; with wait it answers once
 // the watcher has walked the tree (or failed).
 func (h *Handlers) watchStatus(ctx context.Context, p *watchStatusParams) (*watchStatusResult, error) {
-	s, err := h.session()
+	if _, err := h.session(); err != nil {
+		return nil, err
+	}
+	st, err := h.workspaceSession().WatchStatus(ctx, p.Wait)
 	if err != nil {
 		return nil, err
 	}
-	if p.Wait {
-		select {
-		case <-s.watchReady:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-	s.watchMu.Lock()
-	defer s.watchMu.Unlock()
-	res := &watchStatusResult{State: s.watchState}
-	if s.watchState != "starting" {
-		ms := s.watchSetup.Milliseconds()
+	res := &watchStatusResult{State: st.State}
+	if st.State != "starting" {
+		ms := st.Setup.Milliseconds()
 		res.SetupMs = &ms
 	}
-	if s.watchErr != nil {
-		res.Error = s.watchErr.Error()
+	if st.Err != nil {
+		res.Error = st.Err.Error()
 	}
 	return res, nil
 }

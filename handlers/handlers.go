@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/oh-bridge/oh-bridge/rpc"
+	"github.com/oh-bridge/oh-bridge/session"
 )
 
 // Config is what the command line gives the handlers.
@@ -20,6 +21,9 @@ type Config struct {
 	// client's workspace folders are added at initialize.
 	Roots  []string
 	Logger *slog.Logger
+	// StartMCP opens the MCP endpoint for mcp/start; nil answers that
+	// this build has no MCP.
+	StartMCP MCPStarter
 }
 
 // Conn is the connection as the handlers need it: the peer to notify or
@@ -49,10 +53,12 @@ type Handlers struct {
 	roots []string
 	caps  ClientCapabilities
 
-	files *filesState // workspace, editor, open documents and watcher (files.go)
-	terms *termState  // terminal pool and streaming state (terminals.go), guarded by mu
-	oh    *ohState    // the OpenHands action runtime (openhands.go)
-	dial  *dialState  // the connection to an OpenHands server (dial.go)
+	sess  *session.Session // the workspace's state, shared with the other faces (session.go)
+	files *filesState      // the session's workspace and editor, open documents (files.go)
+	terms *termState       // the session's terminal pool, streaming state (terminals.go)
+	oh    *ohState         // the session's OpenHands action runtime (openhands.go)
+	dial  *dialState       // the connection to an OpenHands server (dial.go)
+	mcp   mcpState         // the MCP endpoint, while one runs (mcp.go)
 }
 
 // New returns handlers for one session. Call Bind before serving.
@@ -71,9 +77,9 @@ func (h *Handlers) Bind(conn Conn) { h.conn = conn }
 func (h *Handlers) Shutdown(ctx context.Context) {
 	h.log.Debug("shutdown")
 	h.stopDial(ctx)
-	h.stopOpenHands(ctx)
-	h.stopTerminals(ctx)
-	h.stopFiles(ctx)
+	h.stopMCP(ctx)
+	h.stopTerminals()
+	h.closeSession(ctx)
 }
 
 // Roots returns the session's workspace roots.
@@ -143,9 +149,13 @@ func (e *invalidRootError) Kind() string { return "invalid_root" }
 // ValidateRoots checks command-line roots before serving, so a typo fails
 // at start-up with a clear message.
 func ValidateRoots(roots []string) error {
-	_, err := rootsFrom(roots, nil)
+	_, err := ResolveRoots(roots)
 	return err
 }
+
+// ResolveRoots makes command-line roots absolute and checks them; with
+// none, the current directory is the root.
+func ResolveRoots(roots []string) ([]string, error) { return rootsFrom(roots, nil) }
 
 // fileURIPath turns a file:// URI into a local path.
 func fileURIPath(uri string) (string, error) {

@@ -89,13 +89,7 @@ func (h *Handlers) initialize(ctx context.Context, p *initializeParams) (*initia
 		RequestPermission: c.Permissions.RequestPermission,
 	}
 	h.mu.Unlock()
-	if err := h.startFiles(roots); err != nil {
-		return nil, err
-	}
-	if err := h.startTerminals(roots); err != nil {
-		return nil, err
-	}
-	if err := h.startOpenHands(roots); err != nil {
+	if err := h.startSession(roots); err != nil {
 		return nil, err
 	}
 	client := "unknown client"
@@ -116,6 +110,9 @@ func (h *Handlers) serverCapabilities() map[string]any {
 	caps := map[string]any{
 		"positionEncoding": "utf-16",
 		"bridge":           map[string]any{"info": true, "cancelRequest": true, "workDoneProgress": true},
+	}
+	if h.cfg.StartMCP != nil {
+		caps["mcp"] = map[string]any{"http": true, "tools": []string{"terminal", "file_editor", "task_tracker"}}
 	}
 	for _, area := range []map[string]any{h.fileCapabilities(), h.terminalCapabilities(), h.openhandsCapabilities()} {
 		for k, v := range area {

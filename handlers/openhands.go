@@ -6,8 +6,6 @@ import (
 
 	"github.com/oh-bridge/oh-bridge/ohruntime"
 	"github.com/oh-bridge/oh-bridge/rpc"
-	"github.com/oh-bridge/oh-bridge/shellint"
-	"github.com/oh-bridge/oh-bridge/workspace"
 )
 
 // openhandsMethods are the openhands/* methods.
@@ -30,43 +28,6 @@ type ohState struct {
 	rt *ohruntime.Runtime
 }
 
-// startOpenHands prepares the OpenHands action runtime once the roots are
-// known. It is cheap: the agent shell starts with the first run action.
-func (h *Handlers) startOpenHands(roots []string) error {
-	fs := h.sharedFS()
-	if fs == nil {
-		r, err := workspace.NewRoots(roots)
-		if err != nil {
-			return err
-		}
-		fs = workspace.New(r, workspace.Options{})
-	}
-	opts := ohruntime.Options{FS: fs, Logger: h.cfg.Logger}
-	// With terminal.streaming the agent's own shell is mirrored like the
-	// terminal pool's, as terminal "oh-agent".
-	if ts := h.terms; ts != nil && h.Capabilities().TerminalStreaming {
-		opts.OnShellEvent = func(ev shellint.Event) { h.streamEvent(ts, ev) }
-	}
-	rt, err := ohruntime.New(opts)
-	if err != nil {
-		return err
-	}
-	h.mu.Lock()
-	h.oh = &ohState{rt: rt}
-	h.mu.Unlock()
-	return nil
-}
-
-// sharedFS is the files area's workspace, so OpenHands writes reach open
-// editor buffers like the fs/* methods' writes do.
-func (h *Handlers) sharedFS() *workspace.FS {
-	if h.files != nil && h.files.fs != nil {
-		return h.files.fs
-	}
-	return nil
-}
-
-// stopOpenHands closes the agent's shells and Python session.
 // ohRuntime is the session's OpenHands runtime, for every transport that
 // executes actions (openhands/execute_action and the server's runtime role).
 func (h *Handlers) ohRuntime() (*ohruntime.Runtime, error) {
@@ -76,15 +37,6 @@ func (h *Handlers) ohRuntime() (*ohruntime.Runtime, error) {
 		return nil, rpc.NewError(rpc.CodeInternalError, "the OpenHands runtime is not started", nil)
 	}
 	return h.oh.rt, nil
-}
-
-func (h *Handlers) stopOpenHands(ctx context.Context) {
-	h.mu.Lock()
-	st := h.oh
-	h.mu.Unlock()
-	if st != nil {
-		st.rt.Close()
-	}
 }
 
 // openhandsCapabilities are merged into initialize's result capabilities.

@@ -9,7 +9,7 @@ import (
 
 // Methods is the method table: every method the bridge serves, with its
 // handler and concurrency class. Each area keeps its part of the table at
-// the top of its file (files.go, terminals.go, openhands.go, dial.go); docs/protocol.md lists them
+// the top of its file (files.go, terminals.go, openhands.go, dial.go, mcp.go); docs/protocol.md lists them
 // all. Lifecycle messages that only change the session state (shutdown,
 // exit, $/cancelRequest, $/setTrace) are handled by package rpc itself.
 func (h *Handlers) Methods() map[string]rpc.Method {
@@ -19,7 +19,7 @@ func (h *Handlers) Methods() map[string]rpc.Method {
 		"bridge/info": {Class: rpc.Inline, Handle: handle(h.info)},
 		"bridge/wait": {Class: rpc.Concurrent, Handle: handle(h.wait)},
 	}
-	for _, area := range []map[string]rpc.Method{h.fileMethods(), h.terminalMethods(), h.openhandsMethods(), h.dialMethods()} {
+	for _, area := range []map[string]rpc.Method{h.fileMethods(), h.terminalMethods(), h.openhandsMethods(), h.dialMethods(), h.mcpMethods()} {
 		for name, method := range area {
 			if _, dup := m[name]; dup {
 				panic("handlers: method " + name + " is registered twice")

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/oh-bridge/oh-bridge/rpc"
+	"github.com/oh-bridge/oh-bridge/session"
 	"github.com/oh-bridge/oh-bridge/shellint"
 	"github.com/oh-bridge/oh-bridge/workspace"
 )
@@ -31,9 +32,6 @@ func (h *Handlers) terminalMethods() map[string]rpc.Method {
 		"terminal/resize":     {Class: rpc.Concurrent, Handle: handle(h.terminalResize)},
 	}
 }
-
-// maxTerminals bounds the live terminals of one session.
-const maxTerminals = 8
 
 // maxWait bounds every millisecond parameter (10 minutes, as bridge/wait).
 const maxWait = 600_000
@@ -61,57 +59,14 @@ type commandKey struct {
 	seq        int
 }
 
-// startTerminals creates the session's terminal pool. Terminals start in
-// the first root; with terminal.streaming, every terminal's raw output and
-// state changes are sent as notifications.
-func (h *Handlers) startTerminals(roots []string) error {
-	r, err := workspace.NewRoots(roots)
-	if err != nil {
-		return err
-	}
-	ts := &termState{roots: r, streams: map[string]*outputStream{}, unread: map[commandKey]*shellint.Result{}}
-	opts := shellint.PoolOptions{
-		Limit:    maxTerminals,
-		Defaults: shellint.Options{Cwd: r.First()},
-		Logger:   h.cfg.Logger,
-	}
-	if h.Capabilities().TerminalStreaming {
-		opts.OnEvent = func(ev shellint.Event) { h.streamEvent(ts, ev) }
-	}
-	ts.pool = shellint.NewPool(opts)
-	h.mu.Lock()
-	old := h.terms
-	h.terms = ts
-	h.mu.Unlock()
-	if old != nil {
-		old.stopping.Store(true)
-		go old.pool.Close()
-	}
-	return nil
-}
-
-// stopTerminals closes every terminal and kills its process groups
-// (SIGHUP, then SIGKILL after half a second), in parallel, so that the
-// bridge exits within its shutdown grace.
-func (h *Handlers) stopTerminals(ctx context.Context) {
+// stopTerminals silences terminal notifications; the session kills the
+// terminals themselves.
+func (h *Handlers) stopTerminals() {
 	h.mu.Lock()
 	ts := h.terms
 	h.mu.Unlock()
-	if ts == nil {
-		return
-	}
-	ts.stopping.Store(true)
-	done := make(chan struct{})
-	go func() {
-		if err := ts.pool.Close(); err != nil {
-			h.log.Warn("closing terminals", "error", err)
-		}
-		close(done)
-	}()
-	select {
-	case <-done:
-	case <-ctx.Done():
-		h.log.Warn("terminals did not close before the shutdown deadline")
+	if ts != nil {
+		ts.stopping.Store(true)
 	}
 }
 
@@ -122,7 +77,7 @@ func (h *Handlers) terminalCapabilities() map[string]any {
 	// answers shell_not_found (1018) for one that is not installed.
 	return map[string]any{"terminal": map[string]any{
 		"open": true, "run": true, "input": true, "interrupt": true, "pty": true,
-		"shells": []string{"bash", "zsh"}, "maxTerminals": maxTerminals, "streaming": true,
+		"shells": []string{"bash", "zsh"}, "maxTerminals": session.MaxTerminals, "streaming": true,
 	}}
 }
 

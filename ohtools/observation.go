@@ -110,3 +110,7 @@ func (e *UnknownToolError) Error() string {
 
 // Kind returns "unknown_tool".
 func (e *UnknownToolError) Kind() string { return "unknown_tool" }
+
+// Failure is an error observation with the bridge's own words, for what
+// went wrong around a tool rather than in it.
+func Failure(text string) *Observation { return errorObservation(text) }

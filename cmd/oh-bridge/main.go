@@ -5,6 +5,7 @@
 // Usage:
 //
 //	oh-bridge [--stdio] [--workspace DIR]... [--log-file PATH] [--log-level LEVEL] [--record FILE]
+//	oh-bridge mcp [--workspace DIR]... [--log-file PATH] [--log-level LEVEL]
 //	oh-bridge replay [-v] [--workspace DIR] FILE...
 //	oh-bridge --version
 package main
@@ -26,8 +27,13 @@ import (
 var version = "0.1.0-dev"
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "replay" {
-		os.Exit(replayMain(os.Args[2:]))
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case "replay":
+			os.Exit(replayMain(os.Args[2:]))
+		case "mcp":
+			os.Exit(mcpMain(os.Args[2:]))
+		}
 	}
 	os.Exit(serveMain(os.Args[1:]))
 }
@@ -78,7 +84,7 @@ func serveMain(args []string) int {
 		defer rec.Close()
 	}
 
-	h := handlers.New(handlers.Config{Version: version, Roots: roots, Logger: logger})
+	h := handlers.New(handlers.Config{Version: version, Roots: roots, Logger: logger, StartMCP: startMCP(logger)})
 	srv := rpc.NewServer(rpc.Options{Methods: h.Methods(), Logger: logger, Shutdown: h.Shutdown})
 	h.Bind(srv)
 	logger.Info("serving on stdio", "version", version, "pid", os.Getpid())

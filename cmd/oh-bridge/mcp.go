@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/oh-bridge/oh-bridge/handlers"
+	"github.com/oh-bridge/oh-bridge/mcpserver"
+	"github.com/oh-bridge/oh-bridge/session"
+)
+
+// mcpMain is `oh-bridge mcp`: OpenHands V1's tools over MCP on stdio, for
+// an agent that starts its own tool servers (OpenHands CLI, Claude Code,
+// Codex, Gemini CLI). It ends, and with it every command it started, when
+// the agent closes stdin or goes away.
+func mcpMain(args []string) int {
+	fs := flag.NewFlagSet("oh-bridge mcp", flag.ContinueOnError)
+	var (
+		roots    stringList
+		logFile  = fs.String("log-file", "", "write logs to this file instead of stderr")
+		logLevel = fs.String("log-level", "info", "log level: debug, info, warn or error")
+	)
+	fs.Var(&roots, "workspace", "a workspace root (repeatable); the current directory if none")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: oh-bridge mcp [--workspace DIR]... [--log-file PATH] [--log-level LEVEL]")
+		fmt.Fprintln(fs.Output(), "\nServes OpenHands' terminal, file_editor and task_tracker tools over MCP on stdin/stdout.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "oh-bridge mcp: unexpected argument %q; workspace roots are given with --workspace DIR\n", fs.Arg(0))
+		return 2
+	}
+	logger, closeLog, err := newLogger(*logFile, *logLevel)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "oh-bridge mcp:", err)
+		return 2
+	}
+	defer closeLog()
+	resolved, err := handlers.ResolveRoots(roots)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "oh-bridge mcp:", err)
+		return 2
+	}
+	sess, err := session.New(session.Options{Roots: resolved, Logger: logger})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "oh-bridge mcp:", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	srv := mcpserver.New(sess, mcpserver.Options{Version: version, Logger: logger})
+	logger.Info("serving MCP on stdio", "version", version, "pid", os.Getpid(), "roots", resolved)
+	serveErr := srv.ServeStdio(ctx, &mcp.StdioTransport{})
+	closeCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := sess.Close(closeCtx); err != nil {
+		logger.Warn("closing the session", "error", err)
+	}
+	if serveErr != nil {
+		logger.Error("MCP ended", "error", serveErr)
+		return 1
+	}
+	return 0
+}
+
+// startMCP opens the editor bridge's MCP endpoint over its session.
+func startMCP(logger *slog.Logger) handlers.MCPStarter {
+	return func(sess *session.Session, port int, origins []string) (*handlers.MCPEndpoint, error) {
+		srv := mcpserver.New(sess, mcpserver.Options{Version: version, Logger: logger})
+		ep, err := srv.ListenHTTP(mcpserver.HTTPOptions{Port: port, AllowedOrigins: origins})
+		if err != nil {
+			return nil, err
+		}
+		return &handlers.MCPEndpoint{URL: ep.URL, Token: ep.Token, Port: ep.Port, Sessions: srv.Sessions, Close: ep.Close}, nil
+	}
+}

@@ -1,0 +1,104 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/oh-bridge/oh-bridge/session"
+	"github.com/oh-bridge/oh-bridge/shellint"
+	"github.com/oh-bridge/oh-bridge/workspace"
+)
+
+// startSession opens the workspace's session once the roots are known,
+// wired to this client as far as it declared it can: edits of open
+// documents go to its buffers, terminals stream to it, and it is asked
+// before an agent's action runs.
+func (h *Handlers) startSession(roots []string) error {
+	caps := h.Capabilities()
+	docs := &openDocuments{byPath: map[string]docRef{}}
+	ts := &termState{streams: map[string]*outputStream{}, unread: map[commandKey]*shellint.Result{}}
+	o := session.Options{
+		Roots:  roots,
+		Logger: h.cfg.Logger,
+		OnFilesChanged: func(changes []workspace.Change) {
+			out := make([]fileChange, len(changes))
+			for i, c := range changes {
+				out[i] = fileChange{Path: c.Path, Type: c.Type, Source: c.Source}
+			}
+			h.notify(context.Background(), "fs/did_change", &didChangeFilesParams{Changes: out})
+		},
+	}
+	if caps.ApplyEdit {
+		o.Buffers = &clientBuffers{h: h, docs: docs}
+	}
+	if caps.TerminalStreaming {
+		o.OnTerminalEvent = func(ev shellint.Event) { h.streamEvent(ts, ev) }
+	}
+	if caps.RequestPermission {
+		o.AskPermission = h.askPermission
+	}
+	sess, err := session.New(o)
+	if err != nil {
+		return err
+	}
+	ts.pool, ts.roots = sess.Terminals(), sess.Roots()
+	h.mu.Lock()
+	old, oldTerms := h.sess, h.terms
+	h.sess = sess
+	h.files = &filesState{fs: sess.FS(), editor: sess.Editor(), docs: docs}
+	h.terms = ts
+	h.oh = &ohState{rt: sess.OpenHands()}
+	h.mu.Unlock()
+	if old != nil {
+		// An initialize that failed after startSession is being retried.
+		oldTerms.stopping.Store(true)
+		go old.Close(context.Background())
+	}
+	return nil
+}
+
+// workspaceSession is the session, once initialize made it.
+func (h *Handlers) workspaceSession() *session.Session {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.sess
+}
+
+// Session returns the workspace's session, for the other faces (MCP) to
+// act in; nil before initialize.
+func (h *Handlers) Session() *session.Session { return h.workspaceSession() }
+
+func (h *Handlers) closeSession(ctx context.Context) {
+	sess := h.workspaceSession()
+	if sess == nil {
+		return
+	}
+	if err := sess.Close(ctx); err != nil {
+		h.log.Warn("closing the session", "error", err)
+	}
+}
+
+// askPermission puts an action to the person with ACP's
+// session/request_permission; the client's modal or inline prompt answers.
+func (h *Handlers) askPermission(ctx context.Context, req session.PermissionRequest) (session.PermissionOutcome, error) {
+	params := map[string]any{
+		"toolCall": map[string]any{"toolCallId": req.ToolCallID, "title": req.Title, "kind": req.Kind, "rawInput": json.RawMessage(req.RawInput)},
+		"options":  session.PermissionOptions,
+	}
+	if req.Agent != "" {
+		params["agent"] = req.Agent
+	}
+	var res struct {
+		Outcome struct {
+			Outcome  string `json:"outcome"`
+			OptionID string `json:"optionId"`
+		} `json:"outcome"`
+	}
+	if err := h.conn.Call(ctx, "session/request_permission", params, &res); err != nil {
+		return session.PermissionOutcome{}, err
+	}
+	if res.Outcome.Outcome != "selected" {
+		return session.PermissionOutcome{}, nil
+	}
+	return session.PermissionOutcome{OptionID: res.Outcome.OptionID}, nil
+}

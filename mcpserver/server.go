@@ -1,0 +1,207 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/oh-bridge/oh-bridge/ohtools"
+	"github.com/oh-bridge/oh-bridge/session"
+)
+
+// ProtocolVersions are the MCP versions served: those with sessions,
+// because an agent's terminal and task list live as long as its session.
+var ProtocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
+
+// Options configure a Server.
+type Options struct {
+	Version string
+	Logger  *slog.Logger
+	// NoChangeTimeout is the agents' terminal soft timeout (0: 30 s).
+	NoChangeTimeout time.Duration
+}
+
+// Server serves the tools of one session to MCP clients.
+type Server struct {
+	sess   *session.Session
+	opts   Options
+	log    *slog.Logger
+	sdkLog *slog.Logger
+	mcp    *mcp.Server
+
+	mu     sync.Mutex
+	agents map[*mcp.ServerSession]*session.Agent
+}
+
+const instructions = "These are OpenHands' own tools (terminal, file_editor, task_tracker), acting in the user's workspace " +
+	"inside their editor: the user sees each command run in a terminal of the editor, edits land in open buffers, " +
+	"and the user may be asked to allow an action first. File paths must be absolute and inside the workspace."
+
+// New returns a server for the session's tools.
+func New(sess *session.Session, o Options) *Server {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{sess: sess, opts: o, log: o.Logger.With("component", "mcp"), agents: map[*mcp.ServerSession]*session.Agent{}}
+	s.sdkLog = slog.New(quieter{o.Logger.With("component", "mcp-sdk").Handler(), slog.LevelWarn})
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "oh-bridge", Title: "OpenHands tools in the editor", Version: o.Version},
+		&mcp.ServerOptions{
+			Instructions:              instructions,
+			Logger:                    s.sdkLog,
+			Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+			SupportedProtocolVersions: ProtocolVersions,
+		})
+	for _, d := range ohtools.Definitions(sess.Roots().First()) {
+		destructive, openWorld := d.Annotations.DestructiveHint, d.Annotations.OpenWorldHint
+		s.mcp.AddTool(&mcp.Tool{
+			Name:        d.Name,
+			Description: d.Description,
+			InputSchema: d.InputSchema,
+			Annotations: &mcp.ToolAnnotations{
+				Title:           d.Annotations.Title,
+				ReadOnlyHint:    d.Annotations.ReadOnlyHint,
+				DestructiveHint: &destructive,
+				IdempotentHint:  d.Annotations.IdempotentHint,
+				OpenWorldHint:   &openWorld,
+			},
+		}, s.tool(d.Name))
+	}
+	return s
+}
+
+// tool handles calls of one tool.
+func (s *Server) tool(name string) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		agent, err := s.agentFor(req.Session)
+		if err != nil {
+			return failure(err.Error()), nil
+		}
+		var progress func(ohtools.Progress)
+		if token := req.Params.GetProgressToken(); token != nil {
+			progress = func(p ohtools.Progress) {
+				err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+					ProgressToken: token,
+					Progress:      p.Elapsed.Seconds(),
+					Message:       p.Message,
+				})
+				if err != nil && ctx.Err() == nil {
+					s.log.Debug("progress not sent", "error", err)
+				}
+			}
+		}
+		obs, err := agent.Call(ctx, name, req.Params.Arguments, progress)
+		if err != nil {
+			if ctx.Err() != nil {
+				// Cancelled: the command was interrupted, and MCP sends no
+				// result for a cancelled request.
+				return nil, ctx.Err()
+			}
+			return failure(err.Error()), nil
+		}
+		return result(obs), nil
+	}
+}
+
+// result is an observation as MCP content: OpenHands' texts, and images.
+func result(obs *ohtools.Observation) *mcp.CallToolResult {
+	r := &mcp.CallToolResult{IsError: obs.IsError, Content: make([]mcp.Content, 0, len(obs.Content))}
+	for _, c := range obs.Content {
+		if c.MIMEType != "" {
+			r.Content = append(r.Content, &mcp.ImageContent{Data: c.Data, MIMEType: c.MIMEType})
+			continue
+		}
+		r.Content = append(r.Content, &mcp.TextContent{Text: c.Text})
+	}
+	return r
+}
+
+func failure(text string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+}
+
+// agentFor returns the agent of an MCP session, making it on the session's
+// first call; it is closed when the session ends.
+func (s *Server) agentFor(ss *mcp.ServerSession) (*session.Agent, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if a := s.agents[ss]; a != nil {
+		return a, nil
+	}
+	a, err := s.sess.NewAgent(session.AgentOptions{Name: clientName(ss), NoChangeTimeout: s.opts.NoChangeTimeout})
+	if err != nil {
+		return nil, err
+	}
+	s.agents[ss] = a
+	go func() {
+		ss.Wait()
+		s.mu.Lock()
+		delete(s.agents, ss)
+		s.mu.Unlock()
+		a.Close()
+		s.log.Info("an MCP session ended; its terminal is closed", "agent", a.Info().ID)
+	}()
+	return a, nil
+}
+
+// clientName is who the client says it is ("claude-code 2.1"), for the
+// agent's terminal and permission prompts.
+func clientName(ss *mcp.ServerSession) string {
+	if p := ss.InitializeParams(); p != nil && p.ClientInfo != nil && p.ClientInfo.Name != "" {
+		return strings.TrimSpace(p.ClientInfo.Name + " " + p.ClientInfo.Version)
+	}
+	return "MCP client"
+}
+
+// Sessions counts the MCP sessions connected now.
+func (s *Server) Sessions() int {
+	n := 0
+	for range s.mcp.Sessions() {
+		n++
+	}
+	return n
+}
+
+// closeSessions ends every MCP session (and so every agent's terminal).
+func (s *Server) closeSessions() {
+	for ss := range s.mcp.Sessions() {
+		ss.Close()
+	}
+}
+
+// ServeStdio serves one MCP client on t (stdin and stdout for `oh-bridge
+// mcp`) until it disconnects or ctx ends.
+func (s *Server) ServeStdio(ctx context.Context, t mcp.Transport) error {
+	err := s.mcp.Run(ctx, t)
+	if err != nil && (errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "EOF")) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("serving MCP: %w", err)
+	}
+	return nil
+}
+
+// quieter passes on only records at or above min: the SDK logs every
+// connection at Info, which is our Debug.
+type quieter struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (q quieter) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= q.min && q.Handler.Enabled(ctx, l)
+}
+
+func (q quieter) WithAttrs(as []slog.Attr) slog.Handler {
+	return quieter{q.Handler.WithAttrs(as), q.min}
+}
+
+func (q quieter) WithGroup(name string) slog.Handler {
+	return quieter{q.Handler.WithGroup(name), q.min}
+}

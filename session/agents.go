@@ -1,0 +1,144 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"sync/atomic"
+	"time"
+
+	"github.com/oh-bridge/oh-bridge/ohtools"
+)
+
+// Agent is one agent using OpenHands V1's tools in this session: its own
+// terminal (mirrored to the person as terminal "agent-N") and task list,
+// the session's files, buffers and undo history, and the person's
+// permission for each action.
+type Agent struct {
+	s     *Session
+	id    string
+	name  string
+	tools *ohtools.Agent
+	start time.Time
+
+	calls    atomic.Int64
+	callSeq  atomic.Int64
+	rejected atomic.Int64
+}
+
+// AgentOptions configure an agent.
+type AgentOptions struct {
+	// Name says who the agent is ("claude-code"): it names the agent's
+	// terminal and is shown in permission prompts.
+	Name string
+	// NoChangeTimeout is the terminal's soft timeout (0: OpenHands' 30 s).
+	NoChangeTimeout time.Duration
+}
+
+// AgentInfo describes an agent for status reports.
+type AgentInfo struct {
+	ID         string `json:"id"`
+	Name       string `json:"name"`
+	TerminalID string `json:"terminalId"`
+	Calls      int64  `json:"calls"`
+	Rejected   int64  `json:"rejected"`
+	SinceMs    int64  `json:"sinceMs"`
+}
+
+// NewAgent gives an agent OpenHands V1's tools in this session.
+func (s *Session) NewAgent(o AgentOptions) (*Agent, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, errors.New("the session is closed")
+	}
+	s.nextAgent++
+	id := fmt.Sprintf("agent-%d", s.nextAgent)
+	name := o.Name
+	if name == "" {
+		name = "agent"
+	}
+	tools, err := ohtools.NewAgent(ohtools.AgentOptions{
+		FS:              s.fs,
+		Editor:          s.editor,
+		TerminalID:      id,
+		TerminalName:    "OpenHands tools: " + name,
+		OnTerminalEvent: s.opts.OnTerminalEvent,
+		NoChangeTimeout: o.NoChangeTimeout,
+		ShellMode:       s.opts.ShellMode,
+		Env:             s.opts.Env,
+		Logger:          s.opts.Logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	a := &Agent{s: s, id: id, name: name, tools: tools, start: time.Now()}
+	s.agents[a] = struct{}{}
+	s.log.Info("an agent started using the tools", "agent", id, "name", name)
+	return a, nil
+}
+
+// Agents describes the agents using the tools, oldest first.
+func (s *Session) Agents() []AgentInfo {
+	s.mu.Lock()
+	out := make([]AgentInfo, 0, len(s.agents))
+	for a := range s.agents {
+		out = append(out, a.Info())
+	}
+	s.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].SinceMs > out[j].SinceMs })
+	return out
+}
+
+// Info describes the agent.
+func (a *Agent) Info() AgentInfo {
+	return AgentInfo{ID: a.id, Name: a.name, TerminalID: a.tools.TerminalID(), Calls: a.calls.Load(),
+		Rejected: a.rejected.Load(), SinceMs: time.Since(a.start).Milliseconds()}
+}
+
+// Call runs one tool call, after asking the person when the session can
+// ask and the call changes or reads the workspace. A refused call answers
+// OpenHands' rejection text; see ohtools.Agent.Call for the rest.
+func (a *Agent) Call(ctx context.Context, tool string, args json.RawMessage, progress func(ohtools.Progress)) (*ohtools.Observation, error) {
+	act, err := ohtools.Describe(tool, args)
+	if err != nil {
+		return nil, err
+	}
+	a.calls.Add(1)
+	if act.NeedsPermission {
+		ok, err := a.s.Permit(ctx, PermissionRequest{
+			ToolCallID: fmt.Sprintf("%s-%d", a.id, a.callSeq.Add(1)),
+			Title:      act.Title,
+			Kind:       act.Kind,
+			RawInput:   args,
+			Agent:      a.name,
+		})
+		switch {
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case err != nil:
+			return ohtools.Failure(err.Error()), nil
+		case !ok:
+			a.rejected.Add(1)
+			return ohtools.Rejected(), nil
+		}
+	}
+	if act.Kind == "edit" || act.Kind == "execute" {
+		// Changes are reported to the editor once the watcher is up.
+		a.s.AwaitWatch(ctx)
+	}
+	return a.tools.Call(ctx, tool, args, progress)
+}
+
+// Interrupt stops the agent's running command, if any.
+func (a *Agent) Interrupt(ctx context.Context) { a.tools.Interrupt(ctx) }
+
+// Close ends the agent's terminal and forgets the agent.
+func (a *Agent) Close() {
+	a.tools.Close()
+	a.s.mu.Lock()
+	delete(a.s.agents, a)
+	a.s.mu.Unlock()
+}

@@ -1,0 +1,74 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+)
+
+// PermissionRequest is an action put to the person before it runs, in
+// ACP's terms (session/request_permission).
+type PermissionRequest struct {
+	ToolCallID string
+	Title      string          // "run `make test`", "str_replace /w/a.go"
+	Kind       string          // ACP tool kind: read, edit, execute, fetch, other
+	RawInput   json.RawMessage // the action's arguments as the agent sent them
+	Agent      string          // who asks: "OpenHands (V0 runtime)", an MCP client's name
+}
+
+// PermissionOption is one answer offered to the person.
+type PermissionOption struct {
+	OptionID string `json:"optionId"`
+	Name     string `json:"name"`
+	Kind     string `json:"kind"` // allow_once, allow_always, reject_once, reject_always
+}
+
+// PermissionOptions are offered for every action.
+var PermissionOptions = []PermissionOption{
+	{OptionID: "allow_once", Name: "Allow once", Kind: "allow_once"},
+	{OptionID: "allow_always", Name: "Allow always", Kind: "allow_always"},
+	{OptionID: "reject_once", Name: "Reject", Kind: "reject_once"},
+}
+
+// PermissionOutcome is the person's answer: the option chosen, or none
+// (the prompt was dismissed or cancelled).
+type PermissionOutcome struct {
+	OptionID string // "" when cancelled
+}
+
+// permissions remembers "allow always", per kind of action: after it,
+// actions of that kind (every command, say) run without asking.
+type permissions struct {
+	mu     sync.Mutex
+	always map[string]bool
+}
+
+// Permit asks the person whether an action may run, unless an earlier
+// "Allow always" covers its kind, or the session has no one to ask. It
+// returns an error only when the question could not be put.
+func (s *Session) Permit(ctx context.Context, req PermissionRequest) (bool, error) {
+	if s.opts.AskPermission == nil {
+		return true, nil
+	}
+	s.perms.mu.Lock()
+	always := s.perms.always[req.Kind]
+	s.perms.mu.Unlock()
+	if always {
+		return true, nil
+	}
+	out, err := s.opts.AskPermission(ctx, req)
+	if err != nil {
+		return false, fmt.Errorf("could not ask the user for permission: %w", err)
+	}
+	if out.OptionID == "allow_always" {
+		s.perms.mu.Lock()
+		if s.perms.always == nil {
+			s.perms.always = map[string]bool{}
+		}
+		s.perms.always[req.Kind] = true
+		s.perms.mu.Unlock()
+	}
+	return strings.HasPrefix(out.OptionID, "allow"), nil
+}

@@ -1,0 +1,161 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/oh-bridge/oh-bridge/editor"
+	"github.com/oh-bridge/oh-bridge/ohruntime"
+	"github.com/oh-bridge/oh-bridge/shellint"
+	"github.com/oh-bridge/oh-bridge/workspace"
+)
+
+// MaxTerminals bounds the terminals a person or agent opens in the pool.
+const MaxTerminals = 8
+
+// Options configure a Session. The functions are how the session reaches
+// the person's editor; each may be nil when there is none.
+type Options struct {
+	// Roots are the workspace roots (absolute, existing directories).
+	Roots  []string
+	Logger *slog.Logger
+	// Buffers lands edits of files open in the editor in its buffers.
+	Buffers workspace.BufferEditor
+	// OnTerminalEvent receives every terminal's raw output and state
+	// changes: the pool's, the V0 agent shell's and each agent's.
+	OnTerminalEvent func(shellint.Event)
+	// OnFilesChanged receives changes under the roots; without it the
+	// session does not watch.
+	OnFilesChanged func([]workspace.Change)
+	// AskPermission puts an action to the person. Without it every action
+	// is allowed.
+	AskPermission func(context.Context, PermissionRequest) (PermissionOutcome, error)
+	// ShellMode and Env apply to the agents' shells (see shellint.Options).
+	ShellMode shellint.Mode
+	Env       map[string]string
+}
+
+// Session is one workspace's state.
+type Session struct {
+	opts   Options
+	log    *slog.Logger
+	roots  *workspace.Roots
+	fs     *workspace.FS
+	editor *editor.Editor
+	pool   *shellint.Pool
+	oh     *ohruntime.Runtime
+	watch  *watching
+	perms  permissions
+
+	mu        sync.Mutex
+	agents    map[*Agent]struct{}
+	nextAgent int
+	closed    bool
+}
+
+// New opens a session over the roots. It starts no process; watching, if
+// asked for, walks the tree in the background.
+func New(o Options) (*Session, error) {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	roots, err := workspace.NewRoots(o.Roots)
+	if err != nil {
+		return nil, err
+	}
+	fs := workspace.New(roots, workspace.Options{})
+	if o.Buffers != nil {
+		fs.SetBufferEditor(o.Buffers)
+	}
+	s := &Session{
+		opts:   o,
+		log:    o.Logger.With("component", "session"),
+		roots:  roots,
+		fs:     fs,
+		editor: editor.New(fs, editor.Options{}),
+		agents: map[*Agent]struct{}{},
+	}
+	s.pool = shellint.NewPool(shellint.PoolOptions{
+		Limit:    MaxTerminals,
+		Defaults: shellint.Options{Cwd: roots.First()},
+		Logger:   o.Logger,
+		OnEvent:  o.OnTerminalEvent,
+	})
+	// The V0 runtime's shell is mirrored like the pool's, as terminal
+	// "oh-agent"; its editor shares the session's undo history.
+	s.oh, err = ohruntime.New(ohruntime.Options{
+		FS:           fs,
+		Editor:       s.editor.With(editor.Options{RequireAbsolutePaths: true}),
+		OnShellEvent: o.OnTerminalEvent,
+		Logger:       o.Logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.watch = startWatching(s, o.OnFilesChanged)
+	return s, nil
+}
+
+// Roots are the workspace roots.
+func (s *Session) Roots() *workspace.Roots { return s.roots }
+
+// FS is the workspace, confined to the roots, with open buffers.
+func (s *Session) FS() *workspace.FS { return s.fs }
+
+// Editor is the str_replace editor with relative paths taken from the
+// first root; editors made from it with With share its undo history.
+func (s *Session) Editor() *editor.Editor { return s.editor }
+
+// Terminals is the pool of terminals the person and agents open by id.
+func (s *Session) Terminals() *shellint.Pool { return s.pool }
+
+// OpenHands is the V0 action runtime.
+func (s *Session) OpenHands() *ohruntime.Runtime { return s.oh }
+
+// Close ends everything the session runs: agents' terminals, the pool,
+// the V0 runtime and watching, in parallel, within ctx.
+func (s *Session) Close(ctx context.Context) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	agents := make([]*Agent, 0, len(s.agents))
+	for a := range s.agents {
+		agents = append(agents, a)
+	}
+	s.mu.Unlock()
+
+	var wg sync.WaitGroup
+	var errMu sync.Mutex
+	var errs []error
+	run := func(name string, f func() error) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := f(); err != nil {
+				errMu.Lock()
+				errs = append(errs, fmt.Errorf("closing %s: %w", name, err))
+				errMu.Unlock()
+			}
+		}()
+	}
+	for _, a := range agents {
+		run("an agent's terminal", func() error { a.Close(); return nil })
+	}
+	run("the terminals", s.pool.Close)
+	run("the OpenHands runtime", s.oh.Close)
+	run("file watching", func() error { s.watch.stop(ctx); return nil })
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return errors.New("the session's processes did not end before the shutdown deadline")
+	}
+	return errors.Join(errs...)
+}
