@@ -25,7 +25,16 @@ type Options struct {
 	Logger  *slog.Logger
 	// NoChangeTimeout is the agents' terminal soft timeout (0: 30 s).
 	NoChangeTimeout time.Duration
+	// MaxWait bounds how long one terminal call waits before it answers
+	// as after a hard timeout, the command running on; 0 means
+	// DefaultMaxWait, negative means no bound.
+	MaxWait time.Duration
 }
+
+// DefaultMaxWait answers a terminal call before OpenHands' MCP client
+// gives up on it (MCP_TOOL_TIMEOUT_SECONDS, 300 s), so the agent learns the
+// command still runs instead of getting a timeout error.
+const DefaultMaxWait = 280 * time.Second
 
 // Server serves the tools of one session to MCP clients.
 type Server struct {
@@ -47,6 +56,12 @@ const instructions = "These are OpenHands' own tools (terminal, file_editor, tas
 func New(sess *session.Session, o Options) *Server {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	switch {
+	case o.MaxWait == 0:
+		o.MaxWait = DefaultMaxWait
+	case o.MaxWait < 0:
+		o.MaxWait = 0
 	}
 	s := &Server{sess: sess, opts: o, log: o.Logger.With("component", "mcp"), agents: map[*mcp.ServerSession]*session.Agent{}}
 	s.sdkLog = slog.New(quieter{o.Logger.With("component", "mcp-sdk").Handler(), slog.LevelWarn})
@@ -133,7 +148,7 @@ func (s *Server) agentFor(ss *mcp.ServerSession) (*session.Agent, error) {
 	if a := s.agents[ss]; a != nil {
 		return a, nil
 	}
-	a, err := s.sess.NewAgent(session.AgentOptions{Name: clientName(ss), NoChangeTimeout: s.opts.NoChangeTimeout})
+	a, err := s.sess.NewAgent(session.AgentOptions{Name: clientName(ss), NoChangeTimeout: s.opts.NoChangeTimeout, MaxWait: s.opts.MaxWait})
 	if err != nil {
 		return nil, err
 	}

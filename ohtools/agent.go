@@ -39,6 +39,10 @@ type AgentOptions struct {
 	// NoChangeTimeout is the soft timeout; 0 means NO_CHANGE_TIMEOUT_SECONDS
 	// from the environment, else DefaultNoChangeTimeout.
 	NoChangeTimeout time.Duration
+	// MaxWait bounds how long one terminal call waits (0: as long as the
+	// command's own timeouts say). A call that reaches it returns as after
+	// a hard timeout of that length; the command keeps running.
+	MaxWait time.Duration
 	// ShellMode and Env are passed to the terminal (see shellint.Options).
 	ShellMode shellint.Mode
 	Env       map[string]string
@@ -89,6 +93,7 @@ func NewAgent(o AgentOptions) (*Agent, error) {
 	a := &Agent{opts: o, editor: ed.With(editor.Options{Dialect: editor.FileEditor}), closed: make(chan struct{})}
 	a.term = &terminal{
 		noChange: o.NoChangeTimeout,
+		maxWait:  o.MaxWait,
 		python:   ohruntime.LookupPython(o.Env),
 		id:       o.TerminalID,
 		shell: ohruntime.NewShell(ohruntime.ShellOptions{
@@ -136,50 +141,14 @@ type Progress struct {
 	Message string // the last line the command printed
 }
 
-// Call runs one tool call. progress, if not nil, is called while a
-// terminal command runs: when it prints (at most four times a second) and
-// once a second otherwise. The tool's own failures are observations with
-// IsError; the error is an *ArgumentError or *UnknownToolError for a call
-// that does not fit the tools, or ctx's error. When ctx ends while a
-// command runs, the command is interrupted (Ctrl-C), as OpenHands does
-// when a conversation is interrupted.
-func (a *Agent) Call(ctx context.Context, name string, arguments json.RawMessage, progress func(Progress)) (*Observation, error) {
-	select {
-	case <-a.closed:
-		return nil, errors.New("the agent's tools are closed")
-	default:
-	}
-	switch name {
-	case TerminalTool:
-		args, err := parseTerminalArgs(arguments)
-		if err != nil {
-			return nil, err
-		}
-		if progress != nil {
-			stop := a.reportProgress(progress)
-			defer stop()
-		}
-		obs, err := a.term.run(ctx, args)
-		if err != nil && ctx.Err() != nil {
-			ictx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			a.term.shell.Interrupt(ictx)
-			cancel()
-		}
-		return obs, err
-	case FileEditorTool:
-		args, err := parseFileEditorArgs(arguments)
-		if err != nil {
-			return nil, err
-		}
-		return a.fileEditor(ctx, args)
-	case TaskTrackerTool:
-		args, err := parseTaskTrackerArgs(arguments)
-		if err != nil {
-			return nil, err
-		}
-		return a.tasks.run(args), nil
-	}
-	return nil, &UnknownToolError{Name: name}
+// Call is one tool call, its arguments checked, and what it would do.
+type Call struct {
+	Tool   string
+	Action Action
+
+	terminal   *terminalArgs
+	fileEditor *fileEditorArgs
+	tasks      *taskTrackerArgs
 }
 
 // Action is what a call would do, for asking the user first.
@@ -192,41 +161,89 @@ type Action struct {
 	NeedsPermission bool
 }
 
-// Describe says what a call would do. It returns the call's argument
-// error, if any, so a call that will fail is not put to the user.
-func Describe(name string, arguments json.RawMessage) (Action, error) {
+// Parse checks a call's arguments against the tool's schema, as the
+// agent's own validation would. The error is an *ArgumentError, or an
+// *UnknownToolError.
+func Parse(name string, arguments json.RawMessage) (*Call, error) {
+	c := &Call{Tool: name}
+	var err error
 	switch name {
 	case TerminalTool:
-		args, err := parseTerminalArgs(arguments)
-		if err != nil {
-			return Action{}, err
+		if c.terminal, err = parseTerminalArgs(arguments); err != nil {
+			return nil, err
 		}
-		cmd := pytext.Strip(args.command)
+		cmd := pytext.Strip(c.terminal.command)
 		switch {
-		case args.reset:
-			return Action{Kind: "execute", Title: "reset the terminal and run `" + cmd + "`", NeedsPermission: true}, nil
-		case args.isInput:
-			return Action{Kind: "execute", Title: fmt.Sprintf("send %q to the running command", cmd), NeedsPermission: true}, nil
+		case c.terminal.reset:
+			c.Action = Action{Kind: "execute", Title: "reset the terminal and run `" + cmd + "`", NeedsPermission: true}
+		case c.terminal.isInput:
+			c.Action = Action{Kind: "execute", Title: fmt.Sprintf("send %q to the running command", cmd), NeedsPermission: true}
 		case cmd == "":
-			return Action{Kind: "read", Title: "read more output of the running command"}, nil
+			c.Action = Action{Kind: "read", Title: "read more output of the running command"}
+		default:
+			c.Action = Action{Kind: "execute", Title: "run `" + cmd + "`", NeedsPermission: true}
 		}
-		return Action{Kind: "execute", Title: "run `" + cmd + "`", NeedsPermission: true}, nil
 	case FileEditorTool:
-		args, err := parseFileEditorArgs(arguments)
-		if err != nil {
-			return Action{}, err
+		if c.fileEditor, err = parseFileEditorArgs(arguments); err != nil {
+			return nil, err
 		}
-		if args.req.Command == editor.CommandView {
-			return Action{Kind: "read", Title: "view " + args.req.Path, NeedsPermission: true}, nil
+		r := &c.fileEditor.req
+		if r.Command == editor.CommandView {
+			c.Action = Action{Kind: "read", Title: "view " + r.Path, NeedsPermission: true}
+		} else {
+			c.Action = Action{Kind: "edit", Title: r.Command + " " + r.Path, NeedsPermission: true}
 		}
-		return Action{Kind: "edit", Title: editTitle(&args.req), NeedsPermission: true}, nil
 	case TaskTrackerTool:
-		if _, err := parseTaskTrackerArgs(arguments); err != nil {
-			return Action{}, err
+		if c.tasks, err = parseTaskTrackerArgs(arguments); err != nil {
+			return nil, err
 		}
-		return Action{Kind: "think", Title: "update the task list"}, nil
+		c.Action = Action{Kind: "think", Title: "update the task list"}
+	default:
+		return nil, &UnknownToolError{Name: name}
 	}
-	return Action{}, &UnknownToolError{Name: name}
+	return c, nil
+}
+
+// Call parses and runs one tool call; see Run.
+func (a *Agent) Call(ctx context.Context, name string, arguments json.RawMessage, progress func(Progress)) (*Observation, error) {
+	c, err := Parse(name, arguments)
+	if err != nil {
+		return nil, err
+	}
+	return a.Run(ctx, c, progress)
+}
+
+// Run runs a parsed call. progress, if not nil, is called while a
+// terminal command runs: when it prints (at most four times a second) and
+// once a second otherwise. The tool's own failures are observations with
+// IsError; the error is ctx's, or the agent's being closed. When ctx ends
+// while a command runs, the command is interrupted (Ctrl-C), as OpenHands
+// does when a conversation is interrupted.
+func (a *Agent) Run(ctx context.Context, c *Call, progress func(Progress)) (*Observation, error) {
+	select {
+	case <-a.closed:
+		return nil, errors.New("the agent's tools are closed")
+	default:
+	}
+	switch {
+	case c.terminal != nil:
+		if progress != nil {
+			stop := a.reportProgress(progress)
+			defer stop()
+		}
+		obs, err := a.term.run(ctx, c.terminal)
+		if err != nil && ctx.Err() != nil {
+			ictx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			a.term.shell.Interrupt(ictx)
+			cancel()
+		}
+		return obs, err
+	case c.fileEditor != nil:
+		return a.fileEditor(ctx, c.fileEditor)
+	case c.tasks != nil:
+		return a.tasks.run(c.tasks), nil
+	}
+	return nil, &UnknownToolError{Name: c.Tool}
 }
 
 // Interrupt stops the running command, if any (Ctrl-C, then signals).

@@ -13,7 +13,7 @@ import (
 // its field's type. null counts as absent, as the SDK drops None values.
 type args struct {
 	tool string
-	keys []string // in the order given
+	raw  json.RawMessage
 	m    map[string]json.RawMessage
 }
 
@@ -22,15 +22,20 @@ func parseArgs(tool string, raw json.RawMessage, fields ...string) (*args, error
 	if len(raw) == 0 || string(raw) == "null" {
 		raw = json.RawMessage("{}")
 	}
-	keys, err := objectKeys(raw)
-	if err != nil {
+	a := &args{tool: tool, raw: raw}
+	if raw[0] != '{' || json.Unmarshal(raw, &a.m) != nil {
 		return nil, &ArgumentError{Tool: tool, Reason: "the arguments must be a JSON object"}
 	}
-	a := &args{tool: tool, keys: keys}
-	if err := json.Unmarshal(raw, &a.m); err != nil {
-		return nil, &ArgumentError{Tool: tool, Reason: "the arguments must be a JSON object"}
+	known := 0
+	for _, f := range fields {
+		if _, ok := a.m[f]; ok {
+			known++
+		}
 	}
-	for _, k := range keys {
+	if known == len(a.m) {
+		return a, nil
+	}
+	for _, k := range a.keys() {
 		known := false
 		for _, f := range fields {
 			known = known || k == f
@@ -64,8 +69,18 @@ func objectKeys(raw json.RawMessage) ([]string, error) {
 	return keys, nil
 }
 
+// keys are the argument names in the order given: the map has them,
+// unordered, and only an error message needs the order.
+func (a *args) keys() []string {
+	keys, err := objectKeys(a.raw)
+	if err != nil {
+		return []string{}
+	}
+	return keys
+}
+
 func (a *args) fail(reason string) error {
-	return &ArgumentError{Tool: a.tool, Reason: reason, Keys: a.keys}
+	return &ArgumentError{Tool: a.tool, Reason: reason, Keys: a.keys()}
 }
 
 func (a *args) value(name string) (json.RawMessage, bool) {

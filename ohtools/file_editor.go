@@ -3,7 +3,6 @@ package ohtools
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/oh-bridge/oh-bridge/editor"
 )
@@ -76,9 +75,4 @@ func (a *Agent) fileEditor(ctx context.Context, args *fileEditorArgs) (*Observat
 		obs.Edit = &EditInfo{Path: res.Path, Diff: res.Diff}
 	}
 	return obs, nil
-}
-
-// editTitle describes a file_editor call for a permission prompt.
-func editTitle(r *editor.Request) string {
-	return fmt.Sprintf("%s %s", r.Command, r.Path)
 }

@@ -47,6 +47,10 @@ type goldenResult struct {
 // newTestAgent returns an agent over a fresh workspace, with a soft timeout
 // of one second and a python of its own on the terminal's PATH.
 func newTestAgent(t *testing.T) (*ohtools.Agent, string, string) {
+	return newBenchAgent(t)
+}
+
+func newBenchAgent(t testing.TB) (*ohtools.Agent, string, string) {
 	t.Helper()
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {

@@ -58,7 +58,7 @@ func parseTaskTrackerArgs(raw []byte) (*taskTrackerArgs, error) {
 		if json.Unmarshal(item, &m) != nil {
 			return nil, a.fail(fmt.Sprintf("`task_list[%d]` must be an object with a title, not %s", i, jsonType(item)))
 		}
-		ta := &args{tool: TaskTrackerTool, keys: a.keys, m: m}
+		ta := &args{tool: TaskTrackerTool, raw: a.raw, m: m}
 		field := func(name string) string { return fmt.Sprintf("task_list[%d].%s", i, name) }
 		title, err := ta.str("title")
 		if err != nil || title == nil {

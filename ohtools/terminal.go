@@ -41,6 +41,7 @@ type terminal struct {
 	mu       sync.Mutex // one call at a time, as the SDK's "terminal:session" resource
 	shell    *ohruntime.Shell
 	noChange time.Duration
+	maxWait  time.Duration // 0: none
 	python   string
 	id       string
 }
@@ -120,6 +121,14 @@ func (t *terminal) execute(ctx context.Context, args *terminalArgs) (*terminalOb
 		}
 	} else {
 		req.NoOutputTimeout = t.noChange
+	}
+	if t.maxWait > 0 && (req.Timeout == 0 || req.Timeout > t.maxWait) {
+		// The caller gives up at some point (OpenHands' MCP client after
+		// 300 s): answer before, as if the agent had asked for this
+		// timeout, and let the command run on.
+		req.Timeout = t.maxWait
+		s := t.maxWait.Seconds()
+		args = &terminalArgs{command: args.command, isInput: args.isInput, timeout: &s, reset: args.reset}
 	}
 	if args.isInput {
 		req.Keys = keyBytes(command)

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/oh-bridge/oh-bridge/ohtools"
+	"github.com/oh-bridge/oh-bridge/shellint"
+	"github.com/oh-bridge/oh-bridge/workspace"
 )
 
 // TestLongOutputIsTruncatedTwice follows openhands-tools: the command's
@@ -150,5 +152,32 @@ func TestForegroundTimeoutCap(t *testing.T) {
 		"soft-timeout/polling flow, or start the command in the background and poll its log file."
 	if !obs.IsError || obs.Text() != want {
 		t.Fatalf("got (error %v):\n%s\nwant:\n%s", obs.IsError, obs.Text(), want)
+	}
+}
+
+// TestMaxWait: a call waits no longer than MaxWait; it answers as after a
+// hard timeout of that length and the command runs on.
+func TestMaxWait(t *testing.T) {
+	_, dir, _ := newTestAgent(t)
+	roots, _ := workspace.NewRoots([]string{dir})
+	a, err := ohtools.NewAgent(ohtools.AgentOptions{FS: workspace.New(roots, workspace.Options{}), MaxWait: 1500 * time.Millisecond, ShellMode: shellint.ModeNoRC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	start := time.Now()
+	obs, err := a.Call(context.Background(), "terminal", json.RawMessage(`{"command": "while true; do echo busy; sleep 0.2; done", "timeout": 600}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("the call waited %v", d)
+	}
+	if !strings.HasSuffix(obs.Text(), "\n[The command timed out after 1.5 seconds. "+ohtools.TimeoutMessage+"]") || !strings.HasPrefix(obs.Text(), "busy") {
+		t.Fatalf("unexpected answer:\n%s", obs.Text())
+	}
+	obs, _ = a.Call(context.Background(), "terminal", json.RawMessage(`{"command": "C-c", "is_input": true}`), nil)
+	if !strings.Contains(obs.Text(), "[The command completed with exit code 130. CTRL+C was sent.]") {
+		t.Fatalf("the command did not run on until C-c:\n%s", obs.Text())
 	}
 }

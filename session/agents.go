@@ -35,6 +35,8 @@ type AgentOptions struct {
 	Name string
 	// NoChangeTimeout is the terminal's soft timeout (0: OpenHands' 30 s).
 	NoChangeTimeout time.Duration
+	// MaxWait bounds one terminal call's wait (see ohtools.AgentOptions).
+	MaxWait time.Duration
 }
 
 // AgentInfo describes an agent for status reports.
@@ -67,6 +69,7 @@ func (s *Session) NewAgent(o AgentOptions) (*Agent, error) {
 		TerminalName:    "OpenHands tools: " + name,
 		OnTerminalEvent: s.opts.OnTerminalEvent,
 		NoChangeTimeout: o.NoChangeTimeout,
+		MaxWait:         o.MaxWait,
 		ShellMode:       s.opts.ShellMode,
 		Env:             s.opts.Env,
 		Logger:          s.opts.Logger,
@@ -102,10 +105,11 @@ func (a *Agent) Info() AgentInfo {
 // ask and the call changes or reads the workspace. A refused call answers
 // OpenHands' rejection text; see ohtools.Agent.Call for the rest.
 func (a *Agent) Call(ctx context.Context, tool string, args json.RawMessage, progress func(ohtools.Progress)) (*ohtools.Observation, error) {
-	act, err := ohtools.Describe(tool, args)
+	call, err := ohtools.Parse(tool, args)
 	if err != nil {
 		return nil, err
 	}
+	act := call.Action
 	a.calls.Add(1)
 	if act.NeedsPermission {
 		ok, err := a.s.Permit(ctx, PermissionRequest{
@@ -129,7 +133,7 @@ func (a *Agent) Call(ctx context.Context, tool string, args json.RawMessage, pro
 		// Changes are reported to the editor once the watcher is up.
 		a.s.AwaitWatch(ctx)
 	}
-	return a.tools.Call(ctx, tool, args, progress)
+	return a.tools.Run(ctx, call, progress)
 }
 
 // Interrupt stops the agent's running command, if any.

@@ -27,10 +27,11 @@ func mcpMain(args []string) int {
 		roots    stringList
 		logFile  = fs.String("log-file", "", "write logs to this file instead of stderr")
 		logLevel = fs.String("log-level", "info", "log level: debug, info, warn or error")
+		maxWait  = fs.Duration("max-wait", mcpserver.DefaultMaxWait, "answer a terminal call after this long at most, the command running on (0: no bound)")
 	)
 	fs.Var(&roots, "workspace", "a workspace root (repeatable); the current directory if none")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: oh-bridge mcp [--workspace DIR]... [--log-file PATH] [--log-level LEVEL]")
+		fmt.Fprintln(fs.Output(), "Usage: oh-bridge mcp [--workspace DIR]... [--max-wait DURATION] [--log-file PATH] [--log-level LEVEL]")
 		fmt.Fprintln(fs.Output(), "\nServes OpenHands' terminal, file_editor and task_tracker tools over MCP on stdin/stdout.")
 		fs.PrintDefaults()
 	}
@@ -59,7 +60,11 @@ func mcpMain(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	srv := mcpserver.New(sess, mcpserver.Options{Version: version, Logger: logger})
+	wait := *maxWait
+	if wait == 0 {
+		wait = -1
+	}
+	srv := mcpserver.New(sess, mcpserver.Options{Version: version, Logger: logger, MaxWait: wait})
 	logger.Info("serving MCP on stdio", "version", version, "pid", os.Getpid(), "roots", resolved)
 	serveErr := srv.ServeStdio(ctx, &mcp.StdioTransport{})
 	closeCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
