@@ -495,6 +495,7 @@ type didOutputParams struct {
 
 type didChangeStateParams struct {
 	TerminalID string `json:"terminalId"`
+	Name       string `json:"name,omitempty"`
 	State      string `json:"state"`
 	Seq        int    `json:"seq,omitempty"`
 	Command    string `json:"command,omitempty"`
@@ -538,7 +539,7 @@ func (h *Handlers) streamEvent(ts *termState, ev shellint.Event) {
 		}
 		e := ev.State
 		h.notify(ctx, "terminal/did_change_state", &didChangeStateParams{
-			TerminalID: ev.TerminalID, State: string(e.State), Seq: e.Seq, Command: e.Command,
+			TerminalID: ev.TerminalID, Name: e.Name, State: string(e.State), Seq: e.Seq, Command: e.Command,
 			ExitCode: e.ExitCode, Cwd: e.Cwd, Reason: e.Reason, Mode: string(e.Mode),
 		})
 	}

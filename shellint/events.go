@@ -51,7 +51,10 @@ type OutputEvent struct {
 // StateEvent reports a state change. Seq and ExitCode refer to the command
 // that started or finished; ExitCode is nil unless one finished.
 type StateEvent struct {
-	State     State
+	State State
+	// Name is the terminal's name ("OpenHands tools: claude-code"), so a
+	// mirror can be titled before the first output.
+	Name      string
 	Mode      Mode
 	Seq       int
 	Command   string

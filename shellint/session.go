@@ -655,7 +655,7 @@ func (s *Session) broadcastLocked() {
 
 func (s *Session) setStateLocked(st State, c *command, reason string) {
 	s.state = st
-	ev := &StateEvent{State: st, Mode: s.mode, Cwd: s.cwd, Reason: reason}
+	ev := &StateEvent{State: st, Name: s.name, Mode: s.mode, Cwd: s.cwd, Reason: reason}
 	if c != nil {
 		ev.Seq, ev.Command, ev.AltScreen = c.seq, c.text, c.cook.altSeen
 		if c.done {

@@ -25,6 +25,8 @@ export interface ApplyWorkspaceEditParams {
 export interface PermissionRequest {
   toolCall: { toolCallId: string; title: string; kind?: string; rawInput?: unknown; locations?: { path: string; line?: number }[] };
   options: PermissionOption[];
+  /** Who asks: "OpenHands", or an MCP client's name and version. */
+  agent?: string;
 }
 
 /** What the editor does for the bridge. */

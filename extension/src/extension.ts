@@ -9,6 +9,7 @@ import { bundledPath, findBridge } from './binary';
 import { Bridge, type ApplyWorkspaceEditParams, type EditorHost, type PermissionRequest, type TextEdit } from './bridge';
 import { allowOption, decide, outcomeFor, type PermissionMode, type PermissionOption } from './permissions';
 import { RestartPolicy } from './restart';
+import { isAgentTerminal, snippets, terminalTitle, type Endpoint } from './mcp';
 import { chooseTerminal, type ReuseStrategy } from './reuse';
 import { statusView, type BridgeState, type ConnectionStatus } from './status';
 
@@ -31,6 +32,7 @@ class Controller implements EditorHost {
   private readonly restart = new RestartPolicy();
   private readonly alwaysAllowed = new Set<string>();
   private readonly terminals = new Map<string, MirrorTerminal>();
+  private readonly terminalNames = new Map<string, string>();
   private readonly progressBars = new Map<string | number, { report: (m: string) => void; done: () => void }>();
   private bridge: Bridge | undefined;
   private bridgeState: BridgeState = 'starting';
@@ -148,8 +150,9 @@ class Controller implements EditorHost {
       reject_always: 'Reject always',
     };
     const offered = params.options.map((o) => o.kind);
+    const who = params.agent === undefined || params.agent === '' ? 'OpenHands' : params.agent;
     const choice = await vscode.window.showWarningMessage(
-      `OpenHands wants to ${params.toolCall.title}`,
+      `${who} wants to ${params.toolCall.title}`,
       { modal: true, detail: `Kind: ${kind}` },
       ...offered.map((k) => labels[k]),
     );
@@ -191,6 +194,11 @@ class Controller implements EditorHost {
       case 'terminal/did_output': {
         const p = params as { terminalId: string; data: string };
         this.mirror(p.terminalId).write(p.data);
+        return;
+      }
+      case 'terminal/did_change_state': {
+        const p = params as { terminalId: string; name?: string };
+        if (p.name !== undefined) this.terminalNames.set(p.terminalId, p.name);
         return;
       }
       default:
@@ -268,12 +276,15 @@ class Controller implements EditorHost {
     reg('openhands.showBridgeLog', () => this.output.show());
     reg('openhands.openAgentTerminal', () => this.openAgentTerminal());
     reg('openhands.startCli', () => this.startCli());
+    reg('openhands.serveMcp', () => this.serveMcp());
+    reg('openhands.stopMcp', () => this.stopMcp());
     reg('openhands.quickPick', async () => {
       const pick = await vscode.window.showQuickPick(
         [
           { label: 'Connect to Server', id: 'openhands.connect' },
           { label: 'Start Conversation', id: 'openhands.startConversation' },
           { label: 'Open Agent Terminal', id: 'openhands.openAgentTerminal' },
+          { label: 'Serve Tools to Agents (MCP)', id: 'openhands.serveMcp' },
           { label: 'Disconnect', id: 'openhands.disconnect' },
           { label: 'Show Bridge Log', id: 'openhands.showBridgeLog' },
         ],
@@ -302,6 +313,38 @@ class Controller implements EditorHost {
     }
   }
 
+  /**
+   * Opens the bridge's MCP endpoint (127.0.0.1, a fresh token) and offers
+   * the configuration an agent needs, copied to the clipboard: its tool
+   * calls then run here, in terminals and buffers the user sees.
+   */
+  private async serveMcp(): Promise<void> {
+    const bridge = this.bridge;
+    if (bridge === undefined) {
+      void vscode.window.showErrorMessage('The OpenHands bridge is not running. See "OpenHands: Show Bridge Log".');
+      return;
+    }
+    let ep: Endpoint;
+    try {
+      ep = await bridge.request<Endpoint>('mcp/start', {});
+    } catch (err) {
+      void vscode.window.showErrorMessage(err instanceof Error ? err.message : String(err));
+      return;
+    }
+    const pick = await vscode.window.showQuickPick(
+      snippets(ep).map((s) => ({ label: s.label, detail: s.detail, text: s.text })),
+      { placeHolder: `OpenHands tools are served at ${ep.url}: copy the configuration for…` },
+    );
+    if (pick === undefined) return;
+    await vscode.env.clipboard.writeText(pick.text);
+    void vscode.window.showInformationMessage(`Copied the ${pick.label} configuration. The token is a secret: it lets an agent run commands here.`);
+  }
+
+  private async stopMcp(): Promise<void> {
+    await this.bridge?.request('mcp/stop', {});
+    void vscode.window.showInformationMessage('OpenHands tools are no longer served over MCP; agents using them are disconnected.');
+  }
+
   /** A VS Code terminal backed by a bridge terminal, mirrored live. */
   private async openAgentTerminal(): Promise<void> {
     const bridge = this.bridge;
@@ -322,7 +365,7 @@ class Controller implements EditorHost {
     // The agent's own shell belongs to the agent: its view is read-only
     // (typing or resizing would change what the agent sees), and closing
     // the view does not end it.
-    const agents = terminalId === 'oh-agent';
+    const agents = isAgentTerminal(terminalId);
     m = new MirrorTerminal({
       input: (data) => {
         if (!agents) void bridge?.request('terminal/send_input', { terminalId, data, appendNewline: false });
@@ -336,8 +379,7 @@ class Controller implements EditorHost {
       },
     });
     this.terminals.set(terminalId, m);
-    const name = terminalId === 'oh-agent' ? 'agent' : terminalId;
-    vscode.window.createTerminal({ name: `OpenHands: ${name}`, pty: m.pty }).show(true);
+    vscode.window.createTerminal({ name: terminalTitle(terminalId, this.terminalNames.get(terminalId)), pty: m.pty }).show(true);
     return m;
   }
 

@@ -7,6 +7,7 @@ import { RestartPolicy } from '../src/restart';
 import { allowOption, decide, outcomeFor, type PermissionOption } from '../src/permissions';
 import { statusView } from '../src/status';
 import { chooseTerminal, type TerminalInfo } from '../src/reuse';
+import { isAgentTerminal, snippets, terminalTitle } from '../src/mcp';
 
 function lookup(over: Partial<BinaryLookup>, executables: string[]): BinaryLookup {
   return {
@@ -96,4 +97,32 @@ void test('terminal reuse: newest idle OpenHands terminal with shell integration
   assert.ok('create' in chooseTerminal([t(1, 'zsh', true, false, 1)], 'smart'));
   const always = chooseTerminal([t(1, 'OpenHands', true, false, 1)], 'alwaysNew');
   assert.ok('create' in always && always.reason.includes('alwaysNew'));
+});
+
+void test('MCP: a configuration for each agent, with the URL and the token', () => {
+  const ep = { url: 'http://127.0.0.1:4711/mcp', token: 'tok_123' };
+  const all = snippets(ep);
+  const [openhands, claude, codex, gemini] = all.map((s) => s.text) as [string, string, string, string];
+  assert.deepEqual(all.map((s) => s.label), [
+    'OpenHands agent (mcp_config)',
+    'Claude Code',
+    'Codex (~/.codex/config.toml)',
+    'Gemini CLI (.gemini/settings.json)',
+    'Any MCP client (mcpServers JSON)',
+  ]);
+  assert.deepEqual(JSON.parse(openhands), { 'oh-bridge': { transport: 'http', url: ep.url, headers: { Authorization: 'Bearer tok_123' } } });
+  assert.equal(claude, 'claude mcp add --transport http oh-bridge http://127.0.0.1:4711/mcp --header "Authorization: Bearer tok_123"');
+  assert.ok(codex.includes('bearer_token_env_var = "OH_BRIDGE_TOKEN"') && codex.includes('OH_BRIDGE_TOKEN=tok_123'), codex);
+  assert.deepEqual(JSON.parse(gemini), { mcpServers: { 'oh-bridge': { type: 'http', url: ep.url, headers: { Authorization: 'Bearer tok_123' } } } });
+});
+
+void test('MCP: agent terminals are read-only and named after the agent', () => {
+  assert.ok(isAgentTerminal('oh-agent'));
+  assert.ok(isAgentTerminal('agent-12'));
+  assert.ok(!isAgentTerminal('t1'));
+  assert.ok(!isAgentTerminal('agent-x'));
+  assert.equal(terminalTitle('oh-agent', 'OpenHands agent'), 'OpenHands: agent');
+  assert.equal(terminalTitle('agent-1', 'OpenHands tools: claude-code 2.1'), 'OpenHands tools: claude-code 2.1');
+  assert.equal(terminalTitle('t2', 'build'), 'OpenHands: build');
+  assert.equal(terminalTitle('agent-3', undefined), 'OpenHands: agent-3');
 });
