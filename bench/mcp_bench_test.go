@@ -40,7 +40,10 @@ func (p *proc) timedRun(b *testing.B, id string) time.Duration {
 // figures are the bridge's, not a client's.
 type rawMCP struct {
 	call func(b *testing.B) string // one tools/call of terminal `echo hi`; returns the answer
+	ping func(b *testing.B) string // one MCP ping: the transport's own cost
 }
+
+const pingCall = `{"jsonrpc":"2.0","id":8,"method":"ping"}`
 
 const echoCall = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"terminal","arguments":{"command":"echo hi"}}}`
 
@@ -72,7 +75,10 @@ func rawStdio(b *testing.B, home string) rawMCP {
 	send(rawInit("bench-raw-stdio"))
 	read()
 	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	return rawMCP{call: func(b *testing.B) string { send(echoCall); return read() }}
+	return rawMCP{
+		call: func(b *testing.B) string { send(echoCall); return read() },
+		ping: func(b *testing.B) string { send(pingCall); return read() },
+	}
 }
 
 func rawHTTP(b *testing.B, url, token string) rawMCP {
@@ -97,7 +103,20 @@ func rawHTTP(b *testing.B, url, token string) rawMCP {
 	resp, _ := post(rawInit("bench-raw-http"), "")
 	session := resp.Header.Get("Mcp-Session-Id")
 	post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, session)
-	return rawMCP{call: func(b *testing.B) string { _, body := post(echoCall, session); return body }}
+	return rawMCP{
+		call: func(b *testing.B) string { _, body := post(echoCall, session); return body },
+		ping: func(b *testing.B) string { _, body := post(pingCall, session); return body },
+	}
+}
+
+func (m rawMCP) pingOnce(b *testing.B) time.Duration {
+	t := time.Now()
+	answer := m.ping(b)
+	d := time.Since(t)
+	if !strings.Contains(answer, `"result":{}`) {
+		b.Fatalf("ping: %s", answer)
+	}
+	return d
 }
 
 func (m rawMCP) echo(b *testing.B) time.Duration {
@@ -125,11 +144,15 @@ func BenchmarkMCPTerminalEcho(b *testing.B) {
 	run := make([]time.Duration, b.N)
 	viaHTTP := make([]time.Duration, b.N)
 	viaStdio := make([]time.Duration, b.N)
+	pingHTTP := make([]time.Duration, b.N)
+	pingStdio := make([]time.Duration, b.N)
 	b.ResetTimer()
 	for i := range b.N {
 		run[i] = p.timedRun(b, id)
 		viaStdio[i] = overStdio.echo(b)
 		viaHTTP[i] = overHTTP.echo(b)
+		pingStdio[i] = overStdio.pingOnce(b)
+		pingHTTP[i] = overHTTP.pingOnce(b)
 	}
 	b.StopTimer()
 	med := func(d []time.Duration) time.Duration { return percentile(d, 0.5) }
@@ -141,6 +164,10 @@ func BenchmarkMCPTerminalEcho(b *testing.B) {
 	b.ReportMetric(us(percentile(viaHTTP, 0.99)), "mcp-http-p99-µs")
 	b.ReportMetric(us(med(viaStdio)-med(run)), "mcp-stdio-added-µs")
 	b.ReportMetric(us(med(viaHTTP)-med(run)), "mcp-http-added-µs")
+	// A ping is the transport alone: the Go SDK's JSON-RPC, and for HTTP
+	// net/http and Streamable HTTP.
+	b.ReportMetric(us(med(pingStdio)), "mcp-stdio-ping-p50-µs")
+	b.ReportMetric(us(med(pingHTTP)), "mcp-http-ping-p50-µs")
 }
 
 // BenchmarkMCPTenSessions: ten MCP sessions over HTTP, each an agent with

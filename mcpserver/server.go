@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"strings"
 	"sync"
@@ -193,13 +194,10 @@ func (s *Server) closeSessions() {
 // mcp`) until it disconnects or ctx ends.
 func (s *Server) ServeStdio(ctx context.Context, t mcp.Transport) error {
 	err := s.mcp.Run(ctx, t)
-	if err != nil && (errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "EOF")) {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) {
 		return nil
 	}
-	if err != nil {
-		return fmt.Errorf("serving MCP: %w", err)
-	}
-	return nil
+	return fmt.Errorf("serving MCP: %w", err)
 }
 
 // quieter passes on only records at or above min: the SDK logs every
