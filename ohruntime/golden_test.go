@@ -1,14 +1,12 @@
 package ohruntime_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -16,6 +14,7 @@ import (
 	"time"
 
 	"github.com/oh-bridge/oh-bridge/ohruntime"
+	"github.com/oh-bridge/oh-bridge/ohruntime/ohtest"
 	"github.com/oh-bridge/oh-bridge/shellint"
 	"github.com/oh-bridge/oh-bridge/workspace"
 )
@@ -27,12 +26,8 @@ const fixtureDir = "../fixtures/openhands"
 // goldenCase is one line of a fixtures/openhands/*.jsonl file. Lines of a
 // file run in order on one runtime and one workspace.
 type goldenCase struct {
-	Name  string `json:"name"`
-	Setup *struct {
-		Files   map[string]string `json:"files"`
-		Sh      string            `json:"sh"`
-		SleepMs int               `json:"sleep_ms"`
-	} `json:"setup"`
+	Name        string          `json:"name"`
+	Setup       *ohtest.Setup   `json:"setup"`
 	Action      json.RawMessage `json:"action"`
 	Observation json.RawMessage `json:"observation"`
 }
@@ -72,7 +67,7 @@ func TestGolden(t *testing.T) {
 			rt, dir := newTestRuntime(t)
 			var out []string
 			for i, c := range cases {
-				applySetup(t, dir, c)
+				c.Setup.Apply(t, dir, c.Name)
 				action := bytes.ReplaceAll(c.Action, []byte("$WORKSPACE"), []byte(dir))
 				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 				obs, err := rt.Execute(ctx, action)
@@ -104,25 +99,17 @@ func TestGolden(t *testing.T) {
 }
 
 func readCases(t *testing.T, file string) ([]goldenCase, []map[string]json.RawMessage) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var cases []goldenCase
 	var lines []map[string]json.RawMessage
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(nil, 1<<24)
-	for n := 1; sc.Scan(); n++ {
-		if strings.TrimSpace(sc.Text()) == "" {
-			continue
-		}
+	raw, numbers := ohtest.Lines(t, file)
+	for i, line := range raw {
 		var c goldenCase
-		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			t.Fatalf("%s:%d: %v", file, n, err)
+		if err := json.Unmarshal(line, &c); err != nil {
+			t.Fatalf("%s:%d: %v", file, numbers[i], err)
 		}
 		cases = append(cases, c)
 		var m map[string]json.RawMessage
-		json.Unmarshal(sc.Bytes(), &m)
+		json.Unmarshal(line, &m)
 		lines = append(lines, m)
 	}
 	return cases, lines
@@ -138,30 +125,6 @@ func marshalLine(m map[string]json.RawMessage) (string, error) {
 	}
 	b, err := json.Marshal(o)
 	return string(b), err
-}
-
-func applySetup(t *testing.T, dir string, c goldenCase) {
-	t.Helper()
-	if c.Setup == nil {
-		return
-	}
-	for name, content := range c.Setup.Files {
-		p := filepath.Join(dir, name)
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if c.Setup.Sh != "" {
-		cmd := exec.Command("bash", "-c", c.Setup.Sh)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%s: setup: %v\n%s", c.Name, err, out)
-		}
-	}
-	if c.Setup.SleepMs > 0 {
-		time.Sleep(time.Duration(c.Setup.SleepMs) * time.Millisecond)
-	}
 }
 
 var (

@@ -1,19 +1,17 @@
 package ohtools_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/oh-bridge/oh-bridge/ohruntime/ohtest"
 	"github.com/oh-bridge/oh-bridge/ohtools"
 	"github.com/oh-bridge/oh-bridge/shellint"
 	"github.com/oh-bridge/oh-bridge/workspace"
@@ -28,12 +26,8 @@ const fixtureDir = "../fixtures/openhands-v1"
 // interpreter on the terminal's PATH, and $TMP the random part of a
 // temporary file's name.
 type goldenCase struct {
-	Name  string `json:"name"`
-	Setup *struct {
-		Files   map[string]string `json:"files"`
-		Sh      string            `json:"sh"`
-		SleepMs int               `json:"sleep_ms"`
-	} `json:"setup"`
+	Name      string          `json:"name"`
+	Setup     *ohtest.Setup   `json:"setup"`
 	Tool      string          `json:"tool"`
 	Arguments json.RawMessage `json:"arguments"`
 	Result    goldenResult    `json:"result"`
@@ -91,7 +85,7 @@ func TestGolden(t *testing.T) {
 			a, dir, python := newTestAgent(t)
 			expand := strings.NewReplacer("$WORKSPACE", dir, "$PY", python)
 			for _, c := range readCases(t, file) {
-				applySetup(t, dir, c)
+				c.Setup.Apply(t, dir, c.Name)
 				args := []byte(expand.Replace(string(c.Arguments)))
 				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 				obs, err := a.Call(ctx, c.Tool, args, nil)
@@ -159,46 +153,14 @@ func render(isError bool, blocks []string) string {
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 
 func readCases(t *testing.T, file string) []goldenCase {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var cases []goldenCase
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(nil, 1<<24)
-	for n := 1; sc.Scan(); n++ {
-		if strings.TrimSpace(sc.Text()) == "" {
-			continue
-		}
+	lines, numbers := ohtest.Lines(t, file)
+	for i, line := range lines {
 		var c goldenCase
-		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			t.Fatalf("%s:%d: %v", file, n, err)
+		if err := json.Unmarshal(line, &c); err != nil {
+			t.Fatalf("%s:%d: %v", file, numbers[i], err)
 		}
 		cases = append(cases, c)
 	}
 	return cases
-}
-
-func applySetup(t *testing.T, dir string, c goldenCase) {
-	t.Helper()
-	if c.Setup == nil {
-		return
-	}
-	for name, content := range c.Setup.Files {
-		p := filepath.Join(dir, name)
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if c.Setup.Sh != "" {
-		cmd := exec.Command("bash", "-c", c.Setup.Sh)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%s: setup: %v\n%s", c.Name, err, out)
-		}
-	}
-	if c.Setup.SleepMs > 0 {
-		time.Sleep(time.Duration(c.Setup.SleepMs) * time.Millisecond)
-	}
 }

@@ -1,0 +1,69 @@
+// Package ohtest holds what the golden tests of OpenHands' semantics share,
+// V0's (ohruntime) and V1's (ohtools): reading a JSONL file of cases, and
+// preparing a case's workspace. It is imported by tests only.
+package ohtest
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Lines returns the non-blank lines of a JSONL file, with their line
+// numbers for error messages.
+func Lines(t testing.TB, file string) (lines [][]byte, numbers []int) {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 1<<24)
+	for n := 1; sc.Scan(); n++ {
+		if strings.TrimSpace(sc.Text()) == "" {
+			continue
+		}
+		lines = append(lines, append([]byte(nil), sc.Bytes()...))
+		numbers = append(numbers, n)
+	}
+	return lines, numbers
+}
+
+// Setup is what a case prepares in its workspace before it runs: files to
+// write, a bash script to run there, and a pause (for a command started
+// earlier to finish).
+type Setup struct {
+	Files   map[string]string `json:"files"`
+	Sh      string            `json:"sh"`
+	SleepMs int               `json:"sleep_ms"`
+}
+
+// Apply prepares dir for the case named name; a nil Setup does nothing.
+func (s *Setup) Apply(t testing.TB, dir, name string) {
+	t.Helper()
+	if s == nil {
+		return
+	}
+	for file, content := range s.Files {
+		p := filepath.Join(dir, file)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s.Sh != "" {
+		cmd := exec.Command("bash", "-c", s.Sh)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: setup: %v\n%s", name, err, out)
+		}
+	}
+	if s.SleepMs > 0 {
+		time.Sleep(time.Duration(s.SleepMs) * time.Millisecond)
+	}
+}
