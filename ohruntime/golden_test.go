@@ -16,7 +16,6 @@ import (
 	"github.com/oh-bridge/oh-bridge/ohruntime"
 	"github.com/oh-bridge/oh-bridge/ohruntime/ohtest"
 	"github.com/oh-bridge/oh-bridge/shellint"
-	"github.com/oh-bridge/oh-bridge/workspace"
 )
 
 var update = flag.Bool("update", false, "rewrite fixtures/openhands/*.jsonl with the observations produced")
@@ -34,16 +33,9 @@ type goldenCase struct {
 
 func newTestRuntime(t *testing.T) (*ohruntime.Runtime, string) {
 	t.Helper()
-	dir, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	roots, err := workspace.NewRoots([]string{dir})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fs, dir := ohtest.Workspace(t)
 	rt, err := ohruntime.New(ohruntime.Options{
-		FS:              workspace.New(roots, workspace.Options{}),
+		FS:              fs,
 		NoChangeTimeout: time.Second,
 		ShellMode:       shellint.ModeNoRC,
 		Env:             map[string]string{"HOME": dir},

@@ -14,7 +14,6 @@ import (
 	"github.com/oh-bridge/oh-bridge/ohruntime/ohtest"
 	"github.com/oh-bridge/oh-bridge/ohtools"
 	"github.com/oh-bridge/oh-bridge/shellint"
-	"github.com/oh-bridge/oh-bridge/workspace"
 )
 
 const fixtureDir = "../fixtures/openhands-v1"
@@ -46,21 +45,14 @@ func newTestAgent(t *testing.T) (*ohtools.Agent, string, string) {
 
 func newBenchAgent(t testing.TB) (*ohtools.Agent, string, string) {
 	t.Helper()
-	dir, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	fs, dir := ohtest.Workspace(t)
 	bin := t.TempDir()
 	python := filepath.Join(bin, "python")
 	if err := os.WriteFile(python, []byte("#!/bin/sh\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	roots, err := workspace.NewRoots([]string{dir})
-	if err != nil {
-		t.Fatal(err)
-	}
 	a, err := ohtools.NewAgent(ohtools.AgentOptions{
-		FS:              workspace.New(roots, workspace.Options{}),
+		FS:              fs,
 		NoChangeTimeout: time.Second,
 		ShellMode:       shellint.ModeNoRC,
 		Env:             map[string]string{"HOME": dir, "PATH": bin + ":/usr/local/bin:/usr/bin:/bin"},

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oh-bridge/oh-bridge/ohruntime/ohtest"
 	"github.com/oh-bridge/oh-bridge/ohtools"
 	"github.com/oh-bridge/oh-bridge/shellint"
-	"github.com/oh-bridge/oh-bridge/workspace"
 )
 
 // TestLongOutputIsTruncatedTwice follows openhands-tools: the command's
@@ -158,9 +158,8 @@ func TestForegroundTimeoutCap(t *testing.T) {
 // TestMaxWait: a call waits no longer than MaxWait; it answers as after a
 // hard timeout of that length and the command runs on.
 func TestMaxWait(t *testing.T) {
-	_, dir, _ := newTestAgent(t)
-	roots, _ := workspace.NewRoots([]string{dir})
-	a, err := ohtools.NewAgent(ohtools.AgentOptions{FS: workspace.New(roots, workspace.Options{}), MaxWait: 1500 * time.Millisecond, ShellMode: shellint.ModeNoRC})
+	fs, _ := ohtest.Workspace(t)
+	a, err := ohtools.NewAgent(ohtools.AgentOptions{FS: fs, MaxWait: 1500 * time.Millisecond, ShellMode: shellint.ModeNoRC})
 	if err != nil {
 		t.Fatal(err)
 	}

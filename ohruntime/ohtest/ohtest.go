@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/oh-bridge/oh-bridge/workspace"
 )
 
 // Lines returns the non-blank lines of a JSONL file, with their line
@@ -66,4 +68,19 @@ func (s *Setup) Apply(t testing.TB, dir, name string) {
 	if s.SleepMs > 0 {
 		time.Sleep(time.Duration(s.SleepMs) * time.Millisecond)
 	}
+}
+
+// Workspace returns a workspace over a fresh temporary directory, and the
+// directory with symlinks resolved, as the texts under test show it.
+func Workspace(t testing.TB) (*workspace.FS, string) {
+	t.Helper()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots, err := workspace.NewRoots([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return workspace.New(roots, workspace.Options{}), dir
 }
