@@ -64,10 +64,6 @@ func (h *Handlers) workspaceSession() *session.Session {
 	return h.sess
 }
 
-// Session returns the workspace's session, for the other faces (MCP) to
-// act in; nil before initialize.
-func (h *Handlers) Session() *session.Session { return h.workspaceSession() }
-
 func (h *Handlers) closeSession(ctx context.Context) {
 	sess := h.workspaceSession()
 	if sess == nil {

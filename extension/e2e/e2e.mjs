@@ -4,7 +4,11 @@
 // "OpenHands: Connect to Server" against the OpenHands stand-in, let it
 // send a `run` and an `edit`, then check that the edit landed in the
 // editor, that the agent terminal shows the command's output, and that
-// the status bar says Connected. Screenshots go to OUT_DIR.
+// the status bar says Connected. Then run "OpenHands: Serve Tools to
+// Agents (MCP)" and act as an MCP agent with the official MCP TypeScript
+// SDK: its command shows in a terminal of its own, and its edit lands in
+// the open buffer, each after the user allowed it. Screenshots go to
+// OUT_DIR.
 //
 // Env: CODE_SERVER (launcher), VSIX, REPO (the oh-bridge checkout), OUT_DIR.
 import { spawn, execFileSync } from 'node:child_process';
@@ -179,11 +183,89 @@ async function main() {
 
     const observations = peer.lines.filter((l) => l.startsWith('OBSERVATION '));
     check('the server received both observations', observations.length === 2 && observations[0].includes('e2e-output-42') && observations[1].includes('has been edited'), observations.join('\n').slice(0, 600));
+
+    await mcpAgent(page, notes, editorText);
   } catch (err) {
     await page.screenshot({ path: path.join(OUT_DIR, 'failure.png') }).catch(() => undefined);
     throw err;
   } finally {
     await browser.close();
+  }
+}
+
+// runCommand runs a command from the command palette.
+async function runCommand(page, title) {
+  await page.keyboard.press('F1');
+  await page.waitForSelector('.quick-input-widget input', { state: 'visible' });
+  await page.keyboard.type(title);
+  await page.waitForSelector('.quick-input-list .monaco-list-row', { state: 'visible' });
+  await page.keyboard.press('Enter');
+}
+
+// allowWhile clicks "Allow once" on each permission prompt until done()
+// settles, and returns the prompts' texts.
+async function allowWhile(page, pending) {
+  const prompts = [];
+  let settled = false;
+  pending.finally(() => { settled = true; }).catch(() => undefined);
+  while (!settled) {
+    const allow = page.locator('.monaco-dialog-box .monaco-button', { hasText: 'Allow once' });
+    if ((await allow.count()) > 0 && (await allow.first().isVisible().catch(() => false))) {
+      prompts.push((await page.locator('.monaco-dialog-box').innerText()).replace(/\u00a0/g, ' '));
+      await allow.first().click().catch(() => undefined);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return { result: await pending, prompts };
+}
+
+// mcpAgent: the user serves the tools over MCP; an agent (the official MCP
+// TypeScript SDK) connects with the URL and token the bridge gave and
+// works in the user's VS Code.
+async function mcpAgent(page, notes, editorText) {
+  await runCommand(page, 'OpenHands: Serve Tools to Agents (MCP)');
+  await page.waitForSelector('.quick-input-list .monaco-list-row', { state: 'visible' });
+  const choices = await page.locator('.quick-input-list .monaco-list-row').allInnerTexts();
+  check('the MCP command offers each agent\'s configuration', choices.some((c) => c.includes('Claude Code')) && choices.some((c) => c.includes('OpenHands agent')), choices.join(' | '));
+  await page.keyboard.press('Escape');
+  // The recording of the bridge's session has mcp/start's answer.
+  const endpoint = await until('mcp/start in the recording', () => {
+    for (const line of fs.readFileSync(path.join(OUT_DIR, 'bridge-session.jsonl'), 'utf8').split('\n')) {
+      if (line.includes('"token"') && line.includes('127.0.0.1')) {
+        const r = JSON.parse(line).msg.result;
+        if (r && r.url && r.token) return r;
+      }
+    }
+    return undefined;
+  });
+  const sdk = path.join(REPO, 'test', 'node', 'node_modules', '@modelcontextprotocol', 'sdk', 'dist', 'cjs', 'client');
+  const { Client } = await import(path.join(sdk, 'index.js'));
+  const { StreamableHTTPClientTransport } = await import(path.join(sdk, 'streamableHttp.js'));
+  const client = new Client({ name: 'e2e-agent', version: '1.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(endpoint.url), { requestInit: { headers: { Authorization: `Bearer ${endpoint.token}` } } }));
+  try {
+    const ran = await allowWhile(page, client.callTool({ name: 'terminal', arguments: { command: 'echo mcp-output-$((6*7))' } }));
+    const text = ran.result.content.map((c) => c.text).join('');
+    check('the MCP agent\'s command ran, with OpenHands\' text', text.startsWith('mcp-output-42\n[The command completed with exit code 0.]'), text);
+    check('the user was asked, naming the agent', ran.prompts.length === 1 && ran.prompts[0].includes('e2e-agent 1.0 wants to run `echo mcp-output'), JSON.stringify(ran.prompts));
+    const terminalText = await until('the MCP agent\'s terminal', async () => {
+      const all = (await page.locator('.xterm-rows').allInnerTexts()).join('\n').replace(/\u00a0/g, ' ');
+      return all.includes('mcp-output-42') && all;
+    }).catch((e) => String(e));
+    check('the MCP agent\'s command shows in a terminal of VS Code', terminalText.includes('mcp-output-42'), terminalText.slice(0, 500));
+    check('that terminal is named after the agent', (await page.content()).includes('OpenHands tools: e2e-agent 1.0'));
+
+    const edit = await allowWhile(page, client.callTool({ name: 'file_editor', arguments: { command: 'str_replace', path: notes, old_str: 'hello from the agent', new_str: 'hello from the MCP agent' } }));
+    check('the MCP agent\'s edit answered OpenHands\' text', !edit.result.isError && edit.result.content[0].text.startsWith(`The file ${notes} has been edited.`), JSON.stringify(edit.result));
+    const edited = await until('the MCP edit in the editor', async () => {
+      const t = await editorText();
+      return t.includes('hello from the MCP agent') && t;
+    }).catch((e) => String(e));
+    check('the MCP agent\'s edit landed in the open buffer', edited.includes('hello from the MCP agent'), edited);
+    check('the disk still has the saved text', fs.readFileSync(notes, 'utf8') === 'hello\n', fs.readFileSync(notes, 'utf8'));
+    await page.screenshot({ path: path.join(OUT_DIR, '4-mcp-agent.png') });
+  } finally {
+    await client.close();
   }
 }
 
