@@ -127,8 +127,9 @@ async function main() {
     // The text editor in the editor area (the Chat panel's input is a Monaco editor too).
     // Monaco renders spaces as U+00A0.
     const editorText = async () => (await page.locator('.editor-group-container .monaco-editor .view-lines').first().innerText()).replace(/\u00a0/g, ' ');
-    await until('the extension to start the bridge', async () => /OpenHands/.test(await status()), 60_000);
-    check('the status bar shows the bridge, disconnected', /OpenHands: Disconnected/.test(await status()), await status());
+    // "OpenHands" alone is the spinner while the bridge starts.
+    const started = await until('the extension to start the bridge', async () => /OpenHands: /.test(await status()) && (await status()), 60_000);
+    check('the status bar shows the bridge, disconnected', /OpenHands: Disconnected/.test(started), started);
 
     // Open notes.txt so the agent's edit has an open buffer to land in.
     await page.locator('.monaco-workbench').click({ position: { x: 700, y: 400 } });
