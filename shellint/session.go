@@ -329,6 +329,11 @@ func resolveShell(name string) (kind, path string, err error) {
 
 // start tries the modes in order until one comes up.
 func (s *Session) start(ctx context.Context) error {
+	// The first event names the terminal before any output, so a mirror
+	// can be titled before it shows anything.
+	s.mu.Lock()
+	s.setStateLocked(StateStarting, nil, "")
+	s.mu.Unlock()
 	modes := []Mode{ModeIntegrated, ModeNoRC, ModeFallback}
 	switch s.opts.Mode {
 	case ModeNoRC:

@@ -514,7 +514,7 @@ func TestRawStreamAndStateEvents(t *testing.T) {
 	if !strings.Contains(string(raw), "streamed\r\n") || !strings.Contains(string(raw), "\x1b]633;D;0;") {
 		t.Fatalf("raw stream lacks output or markers: %q", raw)
 	}
-	want := "[idle/0/- running/1/- idle/1/0 running/2/- idle/2/5 dead/0/5]"
+	want := "[starting/0/- idle/0/- running/1/- idle/1/0 running/2/- idle/2/5 dead/0/5]"
 	if fmt.Sprint(states) != want {
 		t.Fatalf("states %v, want %s", states, want)
 	}

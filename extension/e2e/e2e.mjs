@@ -225,8 +225,10 @@ async function allowWhile(page, pending) {
 // works in the user's VS Code.
 async function mcpAgent(page, notes, editorText) {
   await runCommand(page, 'OpenHands: Serve Tools to Agents (MCP)');
-  await page.waitForSelector('.quick-input-list .monaco-list-row', { state: 'visible' });
-  const choices = await page.locator('.quick-input-list .monaco-list-row').allInnerTexts();
+  const choices = await until('the configurations to copy', async () => {
+    const rows = await page.locator('.quick-input-list .monaco-list-row').allInnerTexts();
+    return rows.some((c) => c.includes('Claude Code')) && rows;
+  }).catch(() => []);
   check('the MCP command offers each agent\'s configuration', choices.some((c) => c.includes('Claude Code')) && choices.some((c) => c.includes('OpenHands agent')), choices.join(' | '));
   await page.keyboard.press('Escape');
   // The recording of the bridge's session has mcp/start's answer.
@@ -254,7 +256,11 @@ async function mcpAgent(page, notes, editorText) {
       return all.includes('mcp-output-42') && all;
     }).catch((e) => String(e));
     check('the MCP agent\'s command shows in a terminal of VS Code', terminalText.includes('mcp-output-42'), terminalText.slice(0, 500));
-    check('that terminal is named after the agent', (await page.content()).includes('OpenHands tools: e2e-agent 1.0'));
+    const named = await until('the terminal named after the agent', async () => {
+      const labels = await page.locator('.terminal-tabs-entry, .single-terminal-tab').allTextContents();
+      return labels.some((l) => l.includes('OpenHands tools: e2e-agent 1.0')) && labels;
+    }).catch((e) => String(e));
+    check('that terminal is named after the agent', Array.isArray(named), String(named));
 
     const edit = await allowWhile(page, client.callTool({ name: 'file_editor', arguments: { command: 'str_replace', path: notes, old_str: 'hello from the agent', new_str: 'hello from the MCP agent' } }));
     check('the MCP agent\'s edit answered OpenHands\' text', !edit.result.isError && edit.result.content[0].text.startsWith(`The file ${notes} has been edited.`), JSON.stringify(edit.result));

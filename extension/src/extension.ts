@@ -197,8 +197,13 @@ class Controller implements EditorHost {
         return;
       }
       case 'terminal/did_change_state': {
+        // The first output can come before the first state change: a
+        // mirror made by then is renamed.
         const p = params as { terminalId: string; name?: string };
-        if (p.name !== undefined) this.terminalNames.set(p.terminalId, p.name);
+        if (p.name !== undefined && p.name !== this.terminalNames.get(p.terminalId)) {
+          this.terminalNames.set(p.terminalId, p.name);
+          this.terminals.get(p.terminalId)?.rename(terminalTitle(p.terminalId, p.name));
+        }
         return;
       }
       default:
@@ -423,21 +428,32 @@ class Controller implements EditorHost {
  */
 class MirrorTerminal {
   private readonly emitter = new vscode.EventEmitter<string>();
+  private readonly names = new vscode.EventEmitter<string>();
   private pending: string[] | undefined = [];
+  // VS Code ignores a new name fired before open(): it waits here.
+  private pendingName: string | undefined;
   readonly pty: vscode.Pseudoterminal;
 
   constructor(actions: { input: (data: string) => void; resize: (cols: number, rows: number) => void; close: () => void }) {
     this.pty = {
       onDidWrite: this.emitter.event,
+      onDidChangeName: this.names.event,
       open: () => {
         const pending = this.pending ?? [];
         this.pending = undefined;
         for (const d of pending) this.emitter.fire(d);
+        if (this.pendingName !== undefined) this.names.fire(this.pendingName);
+        this.pendingName = undefined;
       },
       close: actions.close,
       handleInput: actions.input,
       setDimensions: (d) => actions.resize(d.columns, d.rows),
     };
+  }
+
+  rename(name: string): void {
+    if (this.pending !== undefined) this.pendingName = name;
+    else this.names.fire(name);
   }
 
   /** Writes raw terminal bytes; a bare \n also returns the carriage. */
