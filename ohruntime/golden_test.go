@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -48,46 +47,39 @@ func newTestRuntime(t *testing.T) (*ohruntime.Runtime, string) {
 }
 
 func TestGolden(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join(fixtureDir, "*.jsonl"))
-	if len(files) == 0 {
-		t.Fatal("no fixtures in " + fixtureDir)
-	}
-	for _, file := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(file), ".jsonl"), func(t *testing.T) {
-			t.Parallel()
-			cases, lines := readCases(t, file)
-			rt, dir := newTestRuntime(t)
-			var out []string
-			for i, c := range cases {
-				c.Setup.Apply(t, dir, c.Name)
-				action := bytes.ReplaceAll(c.Action, []byte("$WORKSPACE"), []byte(dir))
-				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-				obs, err := rt.Execute(ctx, action)
-				cancel()
-				if err != nil {
-					t.Fatalf("%s: Execute: %v", c.Name, err)
-				}
-				raw, err := json.Marshal(obs)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got := Normalize(t, raw, dir)
-				want := canonical(t, c.Observation)
-				if *update {
-					lines[i]["observation"] = json.RawMessage(got)
-					b, _ := marshalLine(lines[i])
-					out = append(out, b)
-					continue
-				}
-				if got != want {
-					t.Errorf("%s\naction: %s\nwant: %s\ngot:  %s", c.Name, c.Action, want, got)
-				}
+	ohtest.EachFile(t, fixtureDir, func(t *testing.T, file string) {
+		cases, lines := readCases(t, file)
+		rt, dir := newTestRuntime(t)
+		var out []string
+		for i, c := range cases {
+			c.Setup.Apply(t, dir, c.Name)
+			action := bytes.ReplaceAll(c.Action, []byte("$WORKSPACE"), []byte(dir))
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			obs, err := rt.Execute(ctx, action)
+			cancel()
+			if err != nil {
+				t.Fatalf("%s: Execute: %v", c.Name, err)
 			}
+			raw, err := json.Marshal(obs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := Normalize(t, raw, dir)
+			want := canonical(t, c.Observation)
 			if *update {
-				os.WriteFile(file, []byte(strings.Join(out, "\n")+"\n"), 0o644)
+				lines[i]["observation"] = json.RawMessage(got)
+				b, _ := marshalLine(lines[i])
+				out = append(out, b)
+				continue
 			}
-		})
-	}
+			if got != want {
+				t.Errorf("%s\naction: %s\nwant: %s\ngot:  %s", c.Name, c.Action, want, got)
+			}
+		}
+		if *update {
+			os.WriteFile(file, []byte(strings.Join(out, "\n")+"\n"), 0o644)
+		}
+	})
 }
 
 func readCases(t *testing.T, file string) ([]goldenCase, []map[string]json.RawMessage) {

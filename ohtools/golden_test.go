@@ -67,29 +67,22 @@ func newBenchAgent(t testing.TB) (*ohtools.Agent, string, string) {
 var tempNameRE = regexp.MustCompile(`\.[a-z0-9_]{8}\.tmp'`)
 
 func TestGolden(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join(fixtureDir, "*.jsonl"))
-	if len(files) == 0 {
-		t.Fatal("no fixtures in " + fixtureDir)
-	}
-	for _, file := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(file), ".jsonl"), func(t *testing.T) {
-			t.Parallel()
-			a, dir, python := newTestAgent(t)
-			expand := strings.NewReplacer("$WORKSPACE", dir, "$PY", python)
-			for _, c := range readCases(t, file) {
-				c.Setup.Apply(t, dir, c.Name)
-				args := []byte(expand.Replace(string(c.Arguments)))
-				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-				obs, err := a.Call(ctx, c.Tool, args, nil)
-				cancel()
-				got := describe(t, obs, err, dir)
-				want := describeWant(t, c.Result, dir, python)
-				if got != want {
-					t.Errorf("%s\narguments: %s\nwant: %s\ngot:  %s", c.Name, args, want, got)
-				}
+	ohtest.EachFile(t, fixtureDir, func(t *testing.T, file string) {
+		a, dir, python := newTestAgent(t)
+		expand := strings.NewReplacer("$WORKSPACE", dir, "$PY", python)
+		for _, c := range readCases(t, file) {
+			c.Setup.Apply(t, dir, c.Name)
+			args := []byte(expand.Replace(string(c.Arguments)))
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			obs, err := a.Call(ctx, c.Tool, args, nil)
+			cancel()
+			got := describe(t, obs, err, dir)
+			want := describeWant(t, c.Result, dir, python)
+			if got != want {
+				t.Errorf("%s\narguments: %s\nwant: %s\ngot:  %s", c.Name, args, want, got)
 			}
-		})
-	}
+		}
+	})
 }
 
 // describe renders a result as comparable text: the error flag, then each

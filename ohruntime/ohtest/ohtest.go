@@ -84,3 +84,18 @@ func Workspace(t testing.TB) (*workspace.FS, string) {
 	}
 	return workspace.New(roots, workspace.Options{}), dir
 }
+
+// EachFile runs fn for every *.jsonl file of dir, each in a parallel
+// subtest named after the file; a dir without any fails the test.
+func EachFile(t *testing.T, dir string, fn func(t *testing.T, file string)) {
+	files, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	if len(files) == 0 {
+		t.Fatal("no fixtures in " + dir)
+	}
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".jsonl"), func(t *testing.T) {
+			t.Parallel()
+			fn(t, file)
+		})
+	}
+}
