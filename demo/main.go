@@ -118,6 +118,7 @@ func run(bridgeBin string, keep bool, out io.Writer) (*summary, error) {
 	fmt.Fprintf(out, "== the bridge dials %s on demand (openhands/connect)\n\n", peer.URL)
 	var res struct{ ConversationID string }
 	if err := client.Call(ctx, "openhands/connect", map[string]any{
+		"protocol":  "v0",
 		"serverUrl": peer.URL,
 		"task":      "Create a small calculator with tests, and make the tests pass.",
 	}, &res); err != nil {

@@ -4,40 +4,63 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"path/filepath"
 	"sync"
 
-	"github.com/oh-bridge/oh-bridge/dial"
-	"github.com/oh-bridge/oh-bridge/ohruntime"
 	"github.com/oh-bridge/oh-bridge/rpc"
-	"github.com/oh-bridge/oh-bridge/session"
 )
 
-// dialMethods connect the bridge to an OpenHands server, on demand: no
-// network traffic of any kind happens before openhands/connect.
+// dialMethods connect the bridge to OpenHands, on demand: no network
+// traffic of any kind happens before openhands/connect. Protocol "v1"
+// (the default) dials an OpenHands agent-server (dial_v1.go); "v0" plays
+// the runtime role of the V0 Socket.IO server (dial_v0.go).
 func (h *Handlers) dialMethods() map[string]rpc.Method {
 	return map[string]rpc.Method{
 		"openhands/connect":      {Class: rpc.Concurrent, Handle: handle(h.connect)},
 		"openhands/disconnect":   {Class: rpc.Concurrent, Handle: handle(h.disconnect)},
 		"openhands/status":       {Class: rpc.Inline, Handle: handle(h.status)},
 		"openhands/send_message": {Class: rpc.Concurrent, Handle: handle(h.sendMessage)},
+		"openhands/pause":        {Class: rpc.Concurrent, Handle: handle(h.pause)},
+		"openhands/resume":       {Class: rpc.Concurrent, Handle: handle(h.resume)},
+		"openhands/interrupt":    {Class: rpc.Concurrent, Handle: handle(h.interrupt)},
 	}
+}
+
+// link is a connection to one OpenHands conversation, of either protocol.
+type link interface {
+	SendMessage(ctx context.Context, text string) error
+	Close()
+	// reusable says whether a new openhands/connect with these params can
+	// keep this connection.
+	reusable(p *connectParams) bool
+	// status is the current status, as openhands/status answers it.
+	status() any
+}
+
+// steerable links can pause, resume and interrupt the agent (V1).
+type steerable interface {
+	Pause(ctx context.Context) error
+	Resume(ctx context.Context) error
+	Interrupt(ctx context.Context) error
 }
 
 // dialState is the session's OpenHands connection.
 type dialState struct {
-	mu      sync.Mutex // serializes connect and disconnect
-	session *dial.Session
-	// last is the last status sent to the client. It is guarded by h.mu,
-	// not mu: connect holds mu while the session reports its status.
-	last dial.Status
+	mu   sync.Mutex // serializes connect and disconnect
+	link link
+	// last is the last status sent to the client, as JSON. It is guarded
+	// by h.mu, not mu: connect holds mu while the link reports its status.
+	last json.RawMessage
 }
+
+// disconnectedStatus is the status with no connection.
+var disconnectedStatus = map[string]any{"state": "disconnected", "lastEventId": -1}
 
 func (h *Handlers) dialing() *dialState {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.dial == nil {
-		h.dial = &dialState{last: dial.Status{State: dial.StateDisconnected, LastEventID: -1}}
+		b, _ := json.Marshal(disconnectedStatus)
+		h.dial = &dialState{last: b}
 	}
 	return h.dial
 }
@@ -45,132 +68,119 @@ func (h *Handlers) dialing() *dialState {
 func (h *Handlers) stopDial(ctx context.Context) {
 	d := h.dialing()
 	d.mu.Lock()
-	s := d.session
-	d.session = nil
+	l := d.link
+	d.link = nil
 	d.mu.Unlock()
-	if s != nil {
-		s.Close()
+	if l != nil {
+		l.Close()
 	}
 }
 
 type connectParams struct {
+	// Protocol is "v1" (an agent-server; the default) or "v0".
+	Protocol       string            `json:"protocol"`
 	ServerURL      string            `json:"serverUrl"`
 	ConversationID string            `json:"conversationId"`
 	Task           string            `json:"task"`
 	SessionAPIKey  string            `json:"sessionApiKey"`
 	Headers        map[string]string `json:"headers"`
+	// V1 only: the new agent's LLM, fields of its spec to set, and the
+	// conversation's confirmation policy kind.
+	LLM                json.RawMessage `json:"llm"`
+	Agent              json.RawMessage `json:"agent"`
+	ConfirmationPolicy string          `json:"confirmationPolicy"`
 }
 
 type connectResult struct {
-	ConversationID string      `json:"conversationId"`
-	Status         dial.Status `json:"status"`
+	ConversationID string `json:"conversationId"`
+	Status         any    `json:"status"`
 }
 
 func (h *Handlers) connect(ctx context.Context, p *connectParams) (*connectResult, error) {
 	if p.ServerURL == "" {
-		return nil, rpc.InvalidParams("serverUrl", "the OpenHands server's URL, e.g. http://localhost:3000")
+		return nil, rpc.InvalidParams("serverUrl", "the OpenHands server's URL, e.g. http://localhost:8000 (an agent-server) or http://localhost:3000 (V0)")
+	}
+	switch p.Protocol {
+	case "", "v1", "v0":
+	default:
+		return nil, rpc.InvalidParams("protocol", `"v1" (an OpenHands agent-server, the default) or "v0" (an OpenHands V0 server)`)
+	}
+	switch p.ConfirmationPolicy {
+	case "", "AlwaysConfirm", "NeverConfirm", "ConfirmRisky":
+	default:
+		return nil, rpc.InvalidParams("confirmationPolicy", `"AlwaysConfirm", "NeverConfirm" or "ConfirmRisky"`)
 	}
 	d := h.dialing()
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if old := d.session; old != nil {
-		st := old.Status()
-		if st.ServerURL == p.ServerURL && (p.ConversationID == "" || p.ConversationID == st.ConversationID) && p.Task == "" && st.State == dial.StateConnected {
-			return &connectResult{ConversationID: st.ConversationID, Status: st}, nil
+	if old := d.link; old != nil {
+		if old.reusable(p) {
+			return linkResult(old), nil
 		}
 		old.Close()
-		d.session = nil
+		d.link = nil
 	}
 	header := http.Header{}
 	for k, v := range p.Headers {
 		header.Set(k, v)
 	}
-	roots := h.Roots()
-	s, err := dial.Connect(ctx, dial.SessionOptions{
-		ServerURL:      p.ServerURL,
-		ConversationID: p.ConversationID,
-		Task:           p.Task,
-		SessionAPIKey:  p.SessionAPIKey,
-		Header:         header,
-		Registration: map[string]any{
-			"workspace":    map[string]any{"name": filepath.Base(roots[0]), "path": roots[0], "roots": roots},
-			"bridge":       map[string]any{"name": "oh-bridge", "version": h.cfg.Version},
-			"capabilities": map[string]any{"actions": ohruntime.Executed},
-		},
-		Execute:  h.executeForServer,
-		OnStatus: h.reportStatus,
-		OnEvent: func(event json.RawMessage) {
-			_ = h.conn.Notify(context.Background(), "openhands/did_receive_event", map[string]any{"event": event})
-		},
-		Logger: h.cfg.Logger,
-	})
+	var l link
+	var err error
+	if p.Protocol == "v0" {
+		l, err = h.connectV0(ctx, p, header)
+	} else {
+		l, err = h.connectV1(ctx, p, header)
+	}
 	if err != nil {
 		return nil, toRPCError(err)
 	}
-	d.session = s
-	st := s.Status()
-	return &connectResult{ConversationID: st.ConversationID, Status: st}, nil
+	d.link = l
+	h.reportStatus(l.status())
+	return linkResult(l), nil
+}
+
+func linkResult(l link) *connectResult {
+	st := l.status()
+	var id struct {
+		ConversationID string `json:"conversationId"`
+	}
+	b, _ := json.Marshal(st)
+	json.Unmarshal(b, &id)
+	return &connectResult{ConversationID: id.ConversationID, Status: st}
 }
 
 // reportStatus sends openhands/did_change_status when the status changed.
-func (h *Handlers) reportStatus(st dial.Status) {
+func (h *Handlers) reportStatus(st any) {
+	b, err := json.Marshal(st)
+	if err != nil {
+		return
+	}
 	d := h.dialing()
 	h.mu.Lock()
-	changed := st != d.last
-	d.last = st
+	changed := string(b) != string(d.last)
+	d.last = b
 	h.mu.Unlock()
 	if changed {
-		_ = h.conn.Notify(context.Background(), "openhands/did_change_status", st)
+		_ = h.conn.Notify(context.Background(), "openhands/did_change_status", json.RawMessage(b))
 	}
 }
 
-// executeForServer runs an action the server sent, through the same
-// runtime as openhands/execute_action, once the person allowed it.
-func (h *Handlers) executeForServer(ctx context.Context, action json.RawMessage) (json.RawMessage, error) {
-	rt, err := h.ohRuntime()
-	if err != nil {
-		return nil, err
-	}
-	if kind, title, needsAsk, err := ohruntime.Risk(action); err == nil && needsAsk {
-		var a struct {
-			ID   json.RawMessage `json:"id"`
-			Args json.RawMessage `json:"args"`
-		}
-		json.Unmarshal(action, &a)
-		allowed, err := h.workspaceSession().Permit(ctx, session.PermissionRequest{
-			ToolCallID: string(a.ID), Title: title, Kind: kind, RawInput: a.Args, Agent: "OpenHands",
-		})
-		if err != nil {
-			return nil, err
-		}
-		if !allowed {
-			obs, err := rt.Reject(action)
-			if err != nil {
-				return nil, err
-			}
-			return json.Marshal(obs)
-		}
-	}
-	obs, err := rt.Execute(ctx, action)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(obs)
+// receiveEvent passes a conversation event to the client.
+func (h *Handlers) receiveEvent(event json.RawMessage) {
+	_ = h.conn.Notify(context.Background(), "openhands/did_receive_event", map[string]any{"event": event})
 }
 
-func (h *Handlers) disconnect(ctx context.Context, _ *noParams) (*dial.Status, error) {
+func (h *Handlers) disconnect(ctx context.Context, _ *noParams) (json.RawMessage, error) {
 	h.stopDial(ctx)
-	st := dial.Status{State: dial.StateDisconnected, LastEventID: -1}
-	h.reportStatus(st)
-	return &st, nil
+	h.reportStatus(disconnectedStatus)
+	return h.status(ctx, nil)
 }
 
-func (h *Handlers) status(ctx context.Context, _ *noParams) (*dial.Status, error) {
+func (h *Handlers) status(ctx context.Context, _ *noParams) (json.RawMessage, error) {
 	d := h.dialing()
 	h.mu.Lock()
-	st := d.last
-	h.mu.Unlock()
-	return &st, nil
+	defer h.mu.Unlock()
+	return d.last, nil
 }
 
 type sendMessageParams struct {
@@ -184,16 +194,62 @@ func (notConnectedError) Error() string {
 }
 func (notConnectedError) Kind() string { return "not_connected" }
 
+// connected returns the current link.
+func (h *Handlers) connected() (link, error) {
+	d := h.dialing()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.link == nil {
+		return nil, notConnectedError{}
+	}
+	return d.link, nil
+}
+
 func (h *Handlers) sendMessage(ctx context.Context, p *sendMessageParams) (any, error) {
 	if p.Text == "" {
 		return nil, rpc.InvalidParams("text", "a non-empty message for the agent")
 	}
-	d := h.dialing()
-	d.mu.Lock()
-	s := d.session
-	d.mu.Unlock()
-	if s == nil {
-		return nil, notConnectedError{}
+	l, err := h.connected()
+	if err != nil {
+		return nil, err
 	}
-	return nil, s.SendMessage(ctx, p.Text)
+	if err := l.SendMessage(ctx, p.Text); err != nil {
+		return nil, toRPCError(err)
+	}
+	return nil, nil
+}
+
+type unsupportedSteerError struct{ what string }
+
+func (e unsupportedSteerError) Error() string {
+	return e.what + " needs an OpenHands V1 agent-server; this connection plays the V0 runtime role (protocol \"v0\")"
+}
+func (e unsupportedSteerError) Kind() string { return "unsupported_action" }
+
+// steer runs pause, resume or interrupt on a V1 link.
+func (h *Handlers) steer(ctx context.Context, what string, f func(steerable, context.Context) error) (any, error) {
+	l, err := h.connected()
+	if err != nil {
+		return nil, err
+	}
+	s, ok := l.(steerable)
+	if !ok {
+		return nil, unsupportedSteerError{what}
+	}
+	if err := f(s, ctx); err != nil {
+		return nil, toRPCError(err)
+	}
+	return nil, nil
+}
+
+func (h *Handlers) pause(ctx context.Context, _ *noParams) (any, error) {
+	return h.steer(ctx, "pause", steerable.Pause)
+}
+
+func (h *Handlers) resume(ctx context.Context, _ *noParams) (any, error) {
+	return h.steer(ctx, "resume", steerable.Resume)
+}
+
+func (h *Handlers) interrupt(ctx context.Context, _ *noParams) (any, error) {
+	return h.steer(ctx, "interrupt", steerable.Interrupt)
 }

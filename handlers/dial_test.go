@@ -32,7 +32,7 @@ func TestConnectExecutesTheServersActions(t *testing.T) {
 		ConversationID string
 		Status         struct{ State string }
 	}
-	if err := client.Call(ctxT(t), "openhands/connect", map[string]any{"serverUrl": p.URL, "task": "take notes"}, &res); err != nil {
+	if err := client.Call(ctxT(t), "openhands/connect", map[string]any{"protocol": "v0", "serverUrl": p.URL, "task": "take notes"}, &res); err != nil {
 		t.Fatal(err)
 	}
 	if res.ConversationID == "" || res.Status.State != "connected" {
@@ -92,7 +92,7 @@ func TestConnectFailuresInPlainWords(t *testing.T) {
 	_, client := serve(t, handlers.Config{Roots: []string{t.TempDir()}})
 	client.Initialize(ctxT(t), nil)
 
-	err := client.Call(ctxT(t), "openhands/connect", map[string]any{"serverUrl": "http://" + addr}, nil)
+	err := client.Call(ctxT(t), "openhands/connect", map[string]any{"protocol": "v0", "serverUrl": "http://" + addr}, nil)
 	var e *rpc.Error
 	want := "cannot reach OpenHands at http://" + addr + ": connection refused — is the OpenHands server running?"
 	if !errors.As(err, &e) || e.Code != 1019 || e.Message != want || !strings.Contains(string(*e.Data), `"kind":"server_unreachable"`) {
@@ -111,7 +111,7 @@ func TestConnectFailuresInPlainWords(t *testing.T) {
 	}
 
 	p := dialtest.Start(t)
-	err = client.Call(ctxT(t), "openhands/connect", map[string]any{"serverUrl": p.URL, "conversationId": "0123"}, nil)
+	err = client.Call(ctxT(t), "openhands/connect", map[string]any{"protocol": "v0", "serverUrl": p.URL, "conversationId": "0123"}, nil)
 	if !errors.As(err, &e) || e.Code != 1019 || !strings.Contains(e.Message, "conversation 0123 was not found") {
 		t.Fatalf("unknown conversation: %v", err)
 	}
@@ -155,7 +155,7 @@ func TestServerActionsAskPermission(t *testing.T) {
 		return map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "allow_once"}}, nil
 	}
 	client.Initialize(ctxT(t), map[string]any{"capabilities": map[string]any{"permissions": map[string]any{"requestPermission": true}}})
-	if err := client.Call(ctxT(t), "openhands/connect", map[string]any{"serverUrl": p.URL}, nil); err != nil {
+	if err := client.Call(ctxT(t), "openhands/connect", map[string]any{"protocol": "v0", "serverUrl": p.URL}, nil); err != nil {
 		t.Fatal(err)
 	}
 	p.AwaitLine(t, "SCRIPT_DONE")

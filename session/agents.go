@@ -111,7 +111,7 @@ func (a *Agent) Call(ctx context.Context, tool string, args json.RawMessage, pro
 	}
 	act := call.Action
 	a.calls.Add(1)
-	if act.NeedsPermission {
+	if act.NeedsPermission && !a.s.takeApproval(tool, args) {
 		ok, err := a.s.Permit(ctx, PermissionRequest{
 			ToolCallID: fmt.Sprintf("%s-%d", a.id, a.callSeq.Add(1)),
 			Title:      act.Title,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 )
 
 // PermissionRequest is an action put to the person before it runs, in
@@ -41,8 +42,9 @@ type PermissionOutcome struct {
 // permissions remembers "allow always", per kind of action: after it,
 // actions of that kind (every command, say) run without asking.
 type permissions struct {
-	mu     sync.Mutex
-	always map[string]bool
+	mu       sync.Mutex
+	always   map[string]bool
+	approved []preApproval
 }
 
 // Permit asks the person whether an action may run, unless an earlier
@@ -71,4 +73,64 @@ func (s *Session) Permit(ctx context.Context, req PermissionRequest) (bool, erro
 		s.perms.mu.Unlock()
 	}
 	return strings.HasPrefix(out.OptionID, "allow"), nil
+}
+
+// preApprovalTTL bounds how long an approval given for an action waits
+// for the tool call that carries it out.
+const preApprovalTTL = 10 * time.Minute
+
+type preApproval struct {
+	key     string
+	expires time.Time
+}
+
+// PreApprove records that the person already allowed this tool call (an
+// agent-server asked for confirmation before sending it): the call itself
+// then runs without asking again, once.
+func (s *Session) PreApprove(tool string, args json.RawMessage) {
+	key, ok := callKey(tool, args)
+	if !ok {
+		return
+	}
+	s.perms.mu.Lock()
+	defer s.perms.mu.Unlock()
+	s.perms.approved = append(s.perms.approved, preApproval{key: key, expires: time.Now().Add(preApprovalTTL)})
+}
+
+// takeApproval consumes an approval recorded for this call.
+func (s *Session) takeApproval(tool string, args json.RawMessage) bool {
+	key, ok := callKey(tool, args)
+	if !ok {
+		return false
+	}
+	s.perms.mu.Lock()
+	defer s.perms.mu.Unlock()
+	now := time.Now()
+	keep := s.perms.approved[:0]
+	found := false
+	for _, a := range s.perms.approved {
+		switch {
+		case a.expires.Before(now):
+		case !found && a.key == key:
+			found = true
+		default:
+			keep = append(keep, a)
+		}
+	}
+	s.perms.approved = keep
+	return found
+}
+
+// callKey identifies a call by its tool and its arguments, whatever their
+// key order.
+func callKey(tool string, args json.RawMessage) (string, bool) {
+	var v any
+	if len(args) > 0 && json.Unmarshal(args, &v) != nil {
+		return "", false
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", false
+	}
+	return tool + "\x00" + string(b), true
 }

@@ -98,6 +98,7 @@ async function main() {
 
   fs.writeFileSync(path.join(userData, 'User', 'settings.json'), JSON.stringify({
     'openhands.serverUrl': peerURL,
+    'openhands.protocol': 'v0',
     'openhands.bridge.args': ['--record', path.join(OUT_DIR, 'bridge-session.jsonl')],
     'workbench.startupEditor': 'none',
     'files.autoSave': 'off',

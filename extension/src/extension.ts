@@ -14,6 +14,7 @@ import { chooseTerminal, type ReuseStrategy } from './reuse';
 import { statusView, type BridgeState, type ConnectionStatus } from './status';
 
 const secretKey = 'openhands.sessionApiKey';
+const llmSecretKey = 'openhands.llmApiKey';
 
 let controller: Controller | undefined;
 
@@ -275,8 +276,12 @@ class Controller implements EditorHost {
       if (doc !== undefined) await this.connect(`Look at ${doc.uri.fsPath}:\n\n${doc.getText()}`);
     });
     reg('openhands.setApiKey', async () => {
-      const key = await vscode.window.showInputBox({ prompt: 'OpenHands session API key', password: true });
+      const key = await vscode.window.showInputBox({ prompt: 'OpenHands session API key (the server\'s OH_SESSION_API_KEYS_0)', password: true });
       if (key !== undefined) await this.context.secrets.store(secretKey, key);
+    });
+    reg('openhands.setLlmApiKey', async () => {
+      const key = await vscode.window.showInputBox({ prompt: 'API key of the agent\'s LLM (sent to the agent-server when a conversation starts)', password: true });
+      if (key !== undefined) await this.context.secrets.store(llmSecretKey, key);
     });
     reg('openhands.showBridgeLog', () => this.output.show());
     reg('openhands.openAgentTerminal', () => this.openAgentTerminal());
@@ -306,10 +311,20 @@ class Controller implements EditorHost {
       void vscode.window.showErrorMessage('The OpenHands bridge is not running. See "OpenHands: Show Bridge Log".');
       return;
     }
-    const serverUrl = vscode.workspace.getConfiguration('openhands').get<string>('serverUrl', 'http://localhost:3000');
+    const config = vscode.workspace.getConfiguration('openhands');
+    const serverUrl = config.get<string>('serverUrl', 'http://localhost:8000');
+    const protocol = config.get<string>('protocol', 'v1');
     const sessionApiKey = (await this.context.secrets.get(secretKey)) ?? '';
+    const params: Record<string, unknown> = { protocol, serverUrl, sessionApiKey, ...(task === undefined ? {} : { task }) };
+    const model = config.get<string>('llm.model', '');
+    if (protocol === 'v1' && model !== '') {
+      const apiKey = await this.context.secrets.get(llmSecretKey);
+      const baseUrl = config.get<string>('llm.baseUrl', '');
+      params['llm'] = { model, ...(apiKey === undefined ? {} : { api_key: apiKey }), ...(baseUrl === '' ? {} : { base_url: baseUrl }) };
+    }
+    if (protocol === 'v1' && config.get<boolean>('confirmationMode', false)) params['confirmationPolicy'] = 'AlwaysConfirm';
     try {
-      await bridge.request('openhands/connect', { serverUrl, sessionApiKey, ...(task === undefined ? {} : { task }) });
+      await bridge.request('openhands/connect', params);
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       const choice = await vscode.window.showErrorMessage(message, 'Retry', 'Open Settings');

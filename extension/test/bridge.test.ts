@@ -133,7 +133,7 @@ void test('a connection failure comes back in plain words', { skip: binary === '
   const port = (server.address() as net.AddressInfo).port;
   await new Promise<void>((resolve) => server.close(() => resolve()));
   await withBridge(async (bridge, host) => {
-    await assert.rejects(bridge.request('openhands/connect', { serverUrl: `http://127.0.0.1:${port}` }), (err: { code: number; message: string }) => {
+    await assert.rejects(bridge.request('openhands/connect', { protocol: 'v0', serverUrl: `http://127.0.0.1:${port}` }), (err: { code: number; message: string }) => {
       assert.equal(err.code, 1019);
       assert.equal(err.message, `cannot reach OpenHands at http://127.0.0.1:${port}: connection refused — is the OpenHands server running?`);
       return true;
@@ -162,7 +162,7 @@ void test('the user is asked before a server action runs, and a rejection is wha
         throw new Error(`the stand-in never printed ${prefix}: ${lines.join('\n')}`);
       };
       const port = (await waitLine('PORT ')).slice(5);
-      await bridge.request('openhands/connect', { serverUrl: `http://127.0.0.1:${port}` });
+      await bridge.request('openhands/connect', { protocol: 'v0', serverUrl: `http://127.0.0.1:${port}` });
       const observation = await waitLine('OBSERVATION ');
       assert.match(observation, /"observation": "user_rejected"/);
       assert.match(observation, /Action has been rejected by the user! Waiting for further user input\./);

@@ -1,0 +1,242 @@
+package agentserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Client calls an agent-server's REST API.
+type Client struct {
+	base   *url.URL
+	key    string
+	header http.Header
+	hc     *http.Client
+}
+
+// NewClient checks the server URL and returns a client. key is the session
+// API key ("" when the server has none); header is sent with every request.
+func NewClient(serverURL, key string, header http.Header, hc *http.Client) (*Client, error) {
+	u, err := url.Parse(strings.TrimRight(serverURL, "/"))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("%q is not an http(s) URL of an OpenHands agent-server, e.g. http://127.0.0.1:8000", serverURL)
+	}
+	if hc == nil {
+		hc = &http.Client{Timeout: 30 * time.Second}
+	}
+	return &Client{base: u, key: key, header: header.Clone(), hc: hc}, nil
+}
+
+// URL is the server's base URL.
+func (c *Client) URL() string { return c.base.String() }
+
+// ServerInfo is what GET /server_info says of the server.
+type ServerInfo struct {
+	Title      string  `json:"title"`
+	Version    string  `json:"version"`
+	SDKVersion string  `json:"sdk_version"`
+	Uptime     float64 `json:"uptime"`
+}
+
+// ConversationInfo is the part of a conversation the bridge reads.
+type ConversationInfo struct {
+	ID              string          `json:"id"`
+	ExecutionStatus string          `json:"execution_status"`
+	Title           string          `json:"title"`
+	Agent           json.RawMessage `json:"agent"`
+	Workspace       json.RawMessage `json:"workspace"`
+}
+
+// EventPage is a page of GET /api/conversations/{id}/events/search.
+type EventPage struct {
+	Items      []json.RawMessage `json:"items"`
+	NextPageID *string           `json:"next_page_id"`
+}
+
+// do sends one request and decodes a 2xx answer into out. notFound, if
+// set, is the error for a 404.
+func (c *Client) do(ctx context.Context, method, path string, query url.Values, body, out any, notFound error) error {
+	u := *c.base
+	u.Path += path
+	if query != nil {
+		u.RawQuery = query.Encode()
+	}
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), rd)
+	if err != nil {
+		return err
+	}
+	for k, v := range c.header {
+		req.Header[k] = v
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "application/json")
+	if c.key != "" {
+		req.Header.Set("X-Session-API-Key", c.key)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return &UnreachableError{URL: c.base.String(), Err: err}
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return &UnreachableError{URL: c.base.String(), Err: err}
+	}
+	switch {
+	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+		return &APIKeyError{URL: c.base.String(), How: "HTTP " + strconv.Itoa(resp.StatusCode)}
+	case resp.StatusCode == http.StatusNotFound && notFound != nil:
+		return notFound
+	case resp.StatusCode < 200 || resp.StatusCode > 299:
+		return &ServerError{URL: method + " " + u.Path, Status: resp.StatusCode, Detail: detail(data)}
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return &ServerError{URL: method + " " + u.Path, Status: resp.StatusCode, Detail: "the answer is not the JSON expected: " + err.Error()}
+	}
+	return nil
+}
+
+// detail is FastAPI's {"detail": ...}, or the body's start.
+func detail(data []byte) string {
+	var d struct {
+		Detail json.RawMessage `json:"detail"`
+	}
+	if json.Unmarshal(data, &d) == nil && len(d.Detail) > 0 {
+		var s string
+		if json.Unmarshal(d.Detail, &s) == nil {
+			return s
+		}
+		return string(d.Detail)
+	}
+	s := strings.TrimSpace(string(data))
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	if s == "" {
+		s = "(no detail)"
+	}
+	return s
+}
+
+// ServerInfo checks that the URL is an agent-server whose API the bridge
+// speaks (version 1.x).
+func (c *Client) ServerInfo(ctx context.Context) (*ServerInfo, error) {
+	var info ServerInfo
+	err := c.do(ctx, http.MethodGet, "/server_info", nil, nil, &info, &NotAgentServerError{URL: c.base.String(), Detail: "GET /server_info answered 404"})
+	var se *ServerError
+	if errors.As(err, &se) {
+		return nil, &NotAgentServerError{URL: c.base.String(), Detail: fmt.Sprintf("GET /server_info answered HTTP %d", se.Status)}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if info.Version == "" || !strings.Contains(strings.ToLower(info.Title), "agent server") {
+		return nil, &NotAgentServerError{URL: c.base.String(), Detail: "GET /server_info did not describe an agent-server"}
+	}
+	major, _, _ := strings.Cut(strings.TrimPrefix(info.Version, "v"), ".")
+	if major != "1" {
+		return nil, &VersionError{URL: c.base.String(), Version: info.Version}
+	}
+	return &info, nil
+}
+
+func conversationPath(id string) string { return "/api/conversations/" + url.PathEscape(id) }
+
+// StartConversation creates a conversation (POST /api/conversations);
+// request is a StartConversationRequest.
+func (c *Client) StartConversation(ctx context.Context, request any) (*ConversationInfo, error) {
+	var info ConversationInfo
+	if err := c.do(ctx, http.MethodPost, "/api/conversations", nil, request, &info, nil); err != nil {
+		return nil, err
+	}
+	if info.ID == "" {
+		return nil, &ServerError{URL: "POST /api/conversations", Status: 200, Detail: "the answer has no conversation id"}
+	}
+	return &info, nil
+}
+
+// Conversation reads a conversation.
+func (c *Client) Conversation(ctx context.Context, id string) (*ConversationInfo, error) {
+	var info ConversationInfo
+	if err := c.do(ctx, http.MethodGet, conversationPath(id), nil, nil, &info, &NotFoundError{ConversationID: id}); err != nil {
+		return nil, err
+	}
+	return &info, nil
+}
+
+// textMessage is a SendMessageRequest with one text part.
+func textMessage(text string, run bool) map[string]any {
+	return map[string]any{"role": "user", "content": []map[string]any{{"type": "text", "text": text}}, "run": run}
+}
+
+// SendMessage posts the user's message and lets the agent run.
+func (c *Client) SendMessage(ctx context.Context, id, text string) error {
+	return c.do(ctx, http.MethodPost, conversationPath(id)+"/events", nil, textMessage(text, true), nil, &NotFoundError{ConversationID: id})
+}
+
+// Run resumes (or starts) the agent.
+func (c *Client) Run(ctx context.Context, id string) error {
+	err := c.do(ctx, http.MethodPost, conversationPath(id)+"/run", nil, nil, nil, &NotFoundError{ConversationID: id})
+	var se *ServerError
+	if errors.As(err, &se) && se.Status == http.StatusConflict {
+		return nil // already running: what resume asks for
+	}
+	return err
+}
+
+// Pause lets the agent finish its current step, then stop.
+func (c *Client) Pause(ctx context.Context, id string) error {
+	return c.do(ctx, http.MethodPost, conversationPath(id)+"/pause", nil, nil, nil, &NotFoundError{ConversationID: id})
+}
+
+// Interrupt stops the agent at once.
+func (c *Client) Interrupt(ctx context.Context, id string) error {
+	return c.do(ctx, http.MethodPost, conversationPath(id)+"/interrupt", nil, nil, nil, &NotFoundError{ConversationID: id})
+}
+
+// RespondToConfirmation accepts or rejects the actions waiting for the
+// user in confirmation mode.
+func (c *Client) RespondToConfirmation(ctx context.Context, id string, accept bool, reason string) error {
+	body := map[string]any{"accept": accept}
+	if !accept && reason != "" {
+		body["reason"] = reason
+	}
+	return c.do(ctx, http.MethodPost, conversationPath(id)+"/events/respond_to_confirmation", nil, body, nil, &NotFoundError{ConversationID: id})
+}
+
+// SearchEvents reads a page of the conversation's events, oldest first.
+func (c *Client) SearchEvents(ctx context.Context, id, pageID string, limit int) (*EventPage, error) {
+	q := url.Values{"limit": {strconv.Itoa(limit)}}
+	if pageID != "" {
+		q.Set("page_id", pageID)
+	}
+	var page EventPage
+	if err := c.do(ctx, http.MethodGet, conversationPath(id)+"/events/search", q, nil, &page, &NotFoundError{ConversationID: id}); err != nil {
+		return nil, err
+	}
+	return &page, nil
+}

@@ -1,0 +1,112 @@
+package agentserver
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"syscall"
+)
+
+// UnreachableError: nothing answered at the URL.
+type UnreachableError struct {
+	URL string
+	Err error
+}
+
+func (e *UnreachableError) Error() string {
+	reason := e.Err.Error()
+	switch {
+	case errors.Is(e.Err, syscall.ECONNREFUSED):
+		reason = "connection refused: is the agent-server running (python -m openhands.agent_server, port 8000 by default)?"
+	case isDNS(e.Err):
+		reason = "the host name does not resolve"
+	}
+	return fmt.Sprintf("cannot reach the OpenHands agent-server at %s: %s", e.URL, reason)
+}
+
+func (e *UnreachableError) Unwrap() error { return e.Err }
+
+// Kind is "server_unreachable".
+func (e *UnreachableError) Kind() string { return "server_unreachable" }
+
+func isDNS(err error) bool {
+	var d *net.DNSError
+	return errors.As(err, &d)
+}
+
+// NotAgentServerError: something answered, but not an agent-server.
+type NotAgentServerError struct {
+	URL    string
+	Detail string
+}
+
+func (e *NotAgentServerError) Error() string {
+	return fmt.Sprintf("%s is not an OpenHands agent-server (%s); give the agent-server's URL (port 8000 by default), or connect with protocol \"v0\" to an OpenHands V0 server", e.URL, e.Detail)
+}
+
+// Kind is "not_openhands".
+func (e *NotAgentServerError) Kind() string { return "not_openhands" }
+
+// VersionError: an agent-server whose API version the bridge does not speak.
+type VersionError struct {
+	URL     string
+	Version string // what the server says it is
+}
+
+func (e *VersionError) Error() string {
+	return fmt.Sprintf("the agent-server at %s speaks API version %s; the bridge speaks the agent-server API of version 1 (1.x); update the agent-server or the bridge", e.URL, e.Version)
+}
+
+// Kind is "unsupported_api_version".
+func (e *VersionError) Kind() string { return "unsupported_api_version" }
+
+// Data says which version the server speaks.
+func (e *VersionError) Data() map[string]any {
+	return map[string]any{"serverVersion": e.Version, "supported": "1.x"}
+}
+
+// APIKeyError: the server refused the session API key.
+type APIKeyError struct {
+	URL string
+	How string // "HTTP 401", "WebSocket close 4001"
+}
+
+func (e *APIKeyError) Error() string {
+	return fmt.Sprintf("the agent-server at %s refused the session API key (%s); set the key the server was started with (OH_SESSION_API_KEYS_0)", e.URL, e.How)
+}
+
+// Kind is "api_key_rejected".
+func (e *APIKeyError) Kind() string { return "api_key_rejected" }
+
+// NotFoundError: no such conversation.
+type NotFoundError struct{ ConversationID string }
+
+func (e *NotFoundError) Error() string {
+	return fmt.Sprintf("conversation %s was not found on the agent-server; start a new one or check the id", e.ConversationID)
+}
+
+// Kind is "conversation_not_found".
+func (e *NotFoundError) Kind() string { return "conversation_not_found" }
+
+// ServerError is any other unexpected answer, with the server's detail.
+type ServerError struct {
+	URL    string
+	Status int
+	Detail string
+}
+
+func (e *ServerError) Error() string {
+	return fmt.Sprintf("the agent-server answered %s with HTTP %d: %s", e.URL, e.Status, strings.TrimSpace(e.Detail))
+}
+
+// Kind is "server_error".
+func (e *ServerError) Kind() string { return "server_error" }
+
+// ClosedError: the session was closed.
+type ClosedError struct{}
+
+func (*ClosedError) Error() string { return "not connected to an OpenHands agent-server; run openhands/connect first" }
+
+// Kind is "not_connected".
+func (*ClosedError) Kind() string { return "not_connected" }

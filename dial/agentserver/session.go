@@ -1,0 +1,469 @@
+package agentserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// Connection states, as the editor shows them (the V0 dial's words).
+const (
+	StateConnecting   = "connecting"
+	StateConnected    = "connected"
+	StateReconnecting = "reconnecting"
+	StateFailed       = "failed"
+	StateDisconnected = "disconnected"
+)
+
+// MCPServer is where the agent reaches its tools: the bridge's endpoint.
+type MCPServer struct {
+	URL   string
+	Token string
+}
+
+// Decision is the user's answer to a confirmation.
+type Decision struct {
+	Accept bool
+	Reason string // why it was rejected, for the agent
+}
+
+// Options configure Connect.
+type Options struct {
+	ServerURL     string
+	SessionAPIKey string
+	Header        http.Header
+	HTTPClient    *http.Client
+	// ConversationID attaches to an existing conversation; without it a
+	// new one is created.
+	ConversationID string
+	// Task is the new conversation's first message (optional).
+	Task string
+	// LLM is the new agent's "llm" object ({"model", "api_key", ...}).
+	LLM json.RawMessage
+	// Agent, a JSON object, overrides fields of the agent the bridge
+	// builds (no built-in tools, the bridge's MCP endpoint).
+	Agent json.RawMessage
+	// ConfirmationPolicy is the new conversation's policy kind:
+	// "AlwaysConfirm", "NeverConfirm" (the server's default) or
+	// "ConfirmRisky".
+	ConfirmationPolicy string
+	// WorkingDir is the new conversation's workspace directory.
+	WorkingDir string
+	// MCP gives the bridge's MCP endpoint, started on demand.
+	MCP func(ctx context.Context) (MCPServer, error)
+	// Confirm asks the user about an action the agent waits to run.
+	Confirm func(ctx context.Context, action json.RawMessage) (Decision, error)
+	// OnEvent receives every event once, in order; OnStatus every status
+	// change. Both are called from the session's goroutine.
+	OnEvent  func(event json.RawMessage)
+	OnStatus func(Status)
+	// MinBackoff and MaxBackoff bound the wait between reconnects
+	// (500 ms and 10 s by default).
+	MinBackoff, MaxBackoff time.Duration
+	Logger                 *slog.Logger
+}
+
+// Status is a snapshot of the session, for the editor.
+type Status struct {
+	Protocol        string `json:"protocol"` // "v1"
+	State           string `json:"state"`
+	ServerURL       string `json:"serverUrl"`
+	ServerVersion   string `json:"serverVersion,omitempty"`
+	ConversationID  string `json:"conversationId,omitempty"`
+	ExecutionStatus string `json:"executionStatus,omitempty"`
+	Events          int    `json:"events"`
+	// RunningActions counts the actions asked for and not yet answered.
+	RunningActions int    `json:"runningActions"`
+	Error          string `json:"error,omitempty"`
+}
+
+// Session is the bridge's connection to one conversation of an
+// agent-server. It streams events, reconnecting by itself, until Close.
+type Session struct {
+	opts Options
+	c    *Client
+	log  *slog.Logger
+	id   string
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu      sync.Mutex
+	status  Status
+	seen    map[string]bool
+	last    string                     // timestamp of the last event delivered
+	pending map[string]json.RawMessage // actions without an observation, by id
+	order   []string                   // their ids, oldest first
+	asking  bool
+}
+
+// Connect checks the server, creates or finds the conversation, and
+// starts streaming its events (all of them, from the first). Failures of
+// these first steps come back in plain words; later disconnections are
+// retried in the background.
+func Connect(ctx context.Context, o Options) (*Session, error) {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.MinBackoff == 0 {
+		o.MinBackoff = 500 * time.Millisecond
+	}
+	if o.MaxBackoff == 0 {
+		o.MaxBackoff = 10 * time.Second
+	}
+	c, err := NewClient(o.ServerURL, o.SessionAPIKey, o.Header, o.HTTPClient)
+	if err != nil {
+		return nil, err
+	}
+	info, err := c.ServerInfo(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var conv *ConversationInfo
+	if o.ConversationID != "" {
+		conv, err = c.Conversation(ctx, o.ConversationID)
+	} else {
+		conv, err = startConversation(ctx, c, info, &o)
+	}
+	if err != nil {
+		return nil, err
+	}
+	s := &Session{
+		opts:    o,
+		c:       c,
+		log:     o.Logger.With("component", "agentserver", "conversation", conv.ID),
+		id:      conv.ID,
+		done:    make(chan struct{}),
+		seen:    map[string]bool{},
+		pending: map[string]json.RawMessage{},
+		status: Status{Protocol: "v1", State: StateConnecting, ServerURL: c.URL(), ServerVersion: info.Version,
+			ConversationID: conv.ID, ExecutionStatus: conv.ExecutionStatus},
+	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	conn, err := c.dialEvents(ctx, s.id, "")
+	if err != nil {
+		s.cancel()
+		return nil, err
+	}
+	s.setStatus(func(st *Status) { st.State = StateConnected })
+	go s.run(conn)
+	return s, nil
+}
+
+// startConversation creates a conversation whose agent has no built-in
+// tools and the bridge's MCP endpoint.
+func startConversation(ctx context.Context, c *Client, info *ServerInfo, o *Options) (*ConversationInfo, error) {
+	agent := map[string]any{}
+	if len(o.Agent) > 0 {
+		if err := json.Unmarshal(o.Agent, &agent); err != nil {
+			return nil, fmt.Errorf("agent must be a JSON object (the agent spec fields to set): %v", err)
+		}
+	}
+	if _, ok := agent["llm"]; !ok {
+		if len(o.LLM) == 0 || string(o.LLM) == "null" {
+			return nil, errors.New("to start a conversation the agent-server needs the agent's LLM: give llm {\"model\": …, \"api_key\": …}, or the conversationId of an existing conversation")
+		}
+		agent["llm"] = o.LLM
+	}
+	if _, ok := agent["kind"]; !ok {
+		agent["kind"] = "Agent"
+	}
+	if _, ok := agent["tools"]; !ok {
+		agent["tools"] = []any{} // only finish and think of its own: every command and edit is the bridge's
+	}
+	if _, ok := agent["mcp_config"]; !ok {
+		if o.MCP == nil {
+			return nil, errors.New("no MCP endpoint to give the agent its tools")
+		}
+		ep, err := o.MCP(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("cannot serve the tools to the agent: %w", err)
+		}
+		agent["mcp_config"] = mcpConfig(info.Version, ep)
+	}
+	req := map[string]any{
+		"agent":     agent,
+		"workspace": map[string]any{"kind": "LocalWorkspace", "working_dir": o.WorkingDir},
+	}
+	if o.ConfirmationPolicy != "" {
+		req["confirmation_policy"] = map[string]any{"kind": o.ConfirmationPolicy}
+	}
+	if o.Task != "" {
+		req["initial_message"] = textMessage(o.Task, true)
+	}
+	return c.StartConversation(ctx, req)
+}
+
+// mcpConfig is the agent's mcp_config for the bridge's endpoint: a flat
+// map from SDK 1.31.2 on, {"mcpServers": …} before.
+func mcpConfig(version string, ep MCPServer) any {
+	server := map[string]any{
+		"transport": "http",
+		"url":       ep.URL,
+		"headers":   map[string]string{"Authorization": "Bearer " + ep.Token},
+	}
+	flat := map[string]any{"oh-bridge": server}
+	parts := strings.SplitN(strings.TrimPrefix(version, "v"), ".", 3)
+	if len(parts) >= 2 {
+		minor, _ := strconv.Atoi(parts[1])
+		patch := 0
+		if len(parts) == 3 {
+			patch, _ = strconv.Atoi(strings.SplitN(parts[2], "-", 2)[0])
+		}
+		if minor < 31 || (minor == 31 && patch < 2) {
+			return map[string]any{"mcpServers": flat}
+		}
+	}
+	return flat
+}
+
+// ConversationID is the conversation's id.
+func (s *Session) ConversationID() string { return s.id }
+
+// Status returns a snapshot.
+func (s *Session) Status() Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.status
+}
+
+func (s *Session) setStatus(f func(*Status)) {
+	s.mu.Lock()
+	before := s.status
+	f(&s.status)
+	after := s.status
+	s.mu.Unlock()
+	if after != before && s.opts.OnStatus != nil {
+		s.opts.OnStatus(after)
+	}
+}
+
+// run reads the event stream, reconnecting after a drop from the last
+// event seen, until Close or an error that reconnecting cannot mend.
+func (s *Session) run(conn *websocket.Conn) {
+	defer close(s.done)
+	backoff := s.opts.MinBackoff
+	for {
+		err := s.read(conn)
+		if s.ctx.Err() != nil {
+			return
+		}
+		perr, permanent := s.c.socketError(s.id, err)
+		if permanent {
+			s.setStatus(func(st *Status) { st.State, st.Error = StateFailed, perr.Error() })
+			return
+		}
+		s.log.Info("the event stream dropped; reconnecting", "error", err)
+		for {
+			s.setStatus(func(st *Status) { st.State, st.Error = StateReconnecting, perr.Error() })
+			wait := backoff/2 + time.Duration(rand.Int64N(int64(backoff/2)+1))
+			select {
+			case <-s.ctx.Done():
+				return
+			case <-time.After(wait):
+			}
+			backoff = min(backoff*2, s.opts.MaxBackoff)
+			s.mu.Lock()
+			from := resumeFrom(s.last)
+			s.mu.Unlock()
+			c, err := s.c.dialEvents(s.ctx, s.id, from)
+			if err == nil {
+				// The socket accepts before it checks the conversation;
+				// a REST read says at once whether it is still there.
+				if _, err = s.c.Conversation(s.ctx, s.id); err == nil {
+					conn, backoff = c, s.opts.MinBackoff
+					s.setStatus(func(st *Status) { st.State, st.Error = StateConnected, "" })
+					break
+				}
+				c.CloseNow()
+			}
+			if s.ctx.Err() != nil {
+				return
+			}
+			var nf *NotFoundError
+			var ke *APIKeyError
+			if errors.As(err, &nf) || errors.As(err, &ke) {
+				s.setStatus(func(st *Status) { st.State, st.Error = StateFailed, err.Error() })
+				return
+			}
+			perr = err
+		}
+	}
+}
+
+// read delivers the events of one socket until it ends.
+func (s *Session) read(conn *websocket.Conn) error {
+	for {
+		_, data, err := conn.Read(s.ctx)
+		if err != nil {
+			conn.CloseNow()
+			return err
+		}
+		s.deliver(data)
+	}
+}
+
+// deliver passes an event on once, and follows the conversation's state.
+func (s *Session) deliver(data []byte) {
+	var h header
+	if err := json.Unmarshal(data, &h); err != nil {
+		s.log.Warn("an event that is not JSON was dropped", "error", err)
+		return
+	}
+	s.mu.Lock()
+	if h.ID != "" {
+		if s.seen[h.ID] {
+			s.mu.Unlock()
+			return
+		}
+		s.seen[h.ID] = true
+	}
+	if h.Timestamp != "" {
+		s.last = h.Timestamp
+	}
+	switch h.Kind {
+	case "ActionEvent":
+		if h.ID != "" {
+			s.pending[h.ID] = data
+			s.order = append(s.order, h.ID)
+		}
+	case "ObservationEvent", "UserRejectObservation", "AgentErrorEvent":
+		delete(s.pending, h.ActionID)
+	}
+	s.mu.Unlock()
+	if s.opts.OnEvent != nil {
+		s.opts.OnEvent(data)
+	}
+	status := ""
+	if h.Kind == "ConversationStateUpdateEvent" {
+		switch h.Key {
+		case "execution_status":
+			json.Unmarshal(h.Value, &status)
+		case "full_state":
+			var full struct {
+				ExecutionStatus string `json:"execution_status"`
+			}
+			json.Unmarshal(h.Value, &full)
+			status = full.ExecutionStatus
+		}
+	}
+	s.setStatus(func(st *Status) {
+		st.Events++
+		st.RunningActions = len(s.pendingIDs())
+		if status != "" {
+			st.ExecutionStatus = status
+		}
+	})
+	if status == "waiting_for_confirmation" {
+		s.confirm()
+	}
+}
+
+// pendingIDs lists the actions still waiting, oldest first; s.mu is held.
+func (s *Session) pendingIDs() []string {
+	var ids []string
+	keep := s.order[:0]
+	for _, id := range s.order {
+		if _, ok := s.pending[id]; ok {
+			ids = append(ids, id)
+			keep = append(keep, id)
+		}
+	}
+	s.order = keep
+	return ids
+}
+
+// confirm asks the user about the actions waiting, in order, and sends the
+// answer: they run only if every one was allowed.
+func (s *Session) confirm() {
+	s.mu.Lock()
+	if s.asking || s.opts.Confirm == nil {
+		s.mu.Unlock()
+		return
+	}
+	s.asking = true
+	var actions []json.RawMessage
+	for _, id := range s.pendingIDs() {
+		actions = append(actions, s.pending[id])
+	}
+	s.mu.Unlock()
+	go func() {
+		defer func() {
+			s.mu.Lock()
+			s.asking = false
+			s.mu.Unlock()
+		}()
+		decision := Decision{Accept: true}
+		for _, a := range actions {
+			d, err := s.opts.Confirm(s.ctx, a)
+			if err != nil {
+				s.log.Warn("the user could not be asked; the actions are rejected", "error", err)
+				d = Decision{Reason: "The user could not be asked: " + err.Error()}
+			}
+			if !d.Accept {
+				decision = d
+				break
+			}
+		}
+		if err := s.c.RespondToConfirmation(s.ctx, s.id, decision.Accept, decision.Reason); err != nil && s.ctx.Err() == nil {
+			s.log.Warn("the answer to the confirmation was not delivered", "error", err)
+		}
+	}()
+}
+
+// SendMessage sends the user's message; the agent runs.
+func (s *Session) SendMessage(ctx context.Context, text string) error {
+	if err := s.alive(); err != nil {
+		return err
+	}
+	return s.c.SendMessage(ctx, s.id, text)
+}
+
+// Pause lets the agent finish its current step, then stop.
+func (s *Session) Pause(ctx context.Context) error {
+	if err := s.alive(); err != nil {
+		return err
+	}
+	return s.c.Pause(ctx, s.id)
+}
+
+// Resume lets a paused agent go on.
+func (s *Session) Resume(ctx context.Context) error {
+	if err := s.alive(); err != nil {
+		return err
+	}
+	return s.c.Run(ctx, s.id)
+}
+
+// Interrupt stops the agent at once.
+func (s *Session) Interrupt(ctx context.Context) error {
+	if err := s.alive(); err != nil {
+		return err
+	}
+	return s.c.Interrupt(ctx, s.id)
+}
+
+func (s *Session) alive() error {
+	if s.ctx.Err() != nil {
+		return &ClosedError{}
+	}
+	return nil
+}
+
+// Close stops streaming. The conversation goes on on the server.
+func (s *Session) Close() {
+	s.cancel()
+	<-s.done
+	s.setStatus(func(st *Status) { st.State, st.Error = StateDisconnected, "" })
+}
