@@ -106,7 +106,9 @@ func (e *ServerError) Kind() string { return "server_error" }
 // ClosedError: the session was closed.
 type ClosedError struct{}
 
-func (*ClosedError) Error() string { return "not connected to an OpenHands agent-server; run openhands/connect first" }
+func (*ClosedError) Error() string {
+	return "not connected to an OpenHands agent-server; run openhands/connect first"
+}
 
 // Kind is "not_connected".
 func (*ClosedError) Kind() string { return "not_connected" }
