@@ -1,6 +1,8 @@
-// Package dialtest runs the OpenHands stand-in server
-// (fixtures/peers/openhands_standin.py, on Debian's python3-socketio) for
-// tests, in the spirit of net/http/httptest.
+// Package dialtest runs the OpenHands stand-in servers for tests, in the
+// spirit of net/http/httptest: the V0 server
+// (fixtures/peers/openhands_standin.py, on Debian's python3-socketio) and
+// the V1 agent-server (fixtures/peers/agent_server_standin.py, on
+// Debian's python3-fastapi).
 package dialtest
 
 import (
@@ -51,23 +53,39 @@ func (l *lockedBuilder) String() string {
 	return l.b.String()
 }
 
-// Script is the path of the stand-in script.
-func Script() string {
+// Script is the path of the V0 stand-in script.
+func Script() string { return peerScript("openhands_standin.py") }
+
+// AgentServerScript is the path of the V1 agent-server stand-in.
+func AgentServerScript() string { return peerScript("agent_server_standin.py") }
+
+func peerScript(name string) string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "fixtures", "peers", "openhands_standin.py")
+	return filepath.Join(filepath.Dir(file), "..", "..", "fixtures", "peers", name)
 }
 
-// Start runs the stand-in with args and waits until it listens. CI must
+// Start runs the V0 stand-in with args and waits until it listens. CI must
 // have the Python packages; elsewhere their absence skips the test.
 func Start(t testing.TB, args ...string) *Peer {
 	t.Helper()
-	if err := Available(); err != nil {
+	return start(t, Available, Script(), args)
+}
+
+// StartAgentServer runs the V1 agent-server stand-in with args.
+func StartAgentServer(t testing.TB, args ...string) *Peer {
+	t.Helper()
+	return start(t, AvailableAgentServer, AgentServerScript(), args)
+}
+
+func start(t testing.TB, available func() error, script string, args []string) *Peer {
+	t.Helper()
+	if err := available(); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatal(err)
 		}
 		t.Skip(err)
 	}
-	p, err := Launch(args...)
+	p, err := LaunchScript(script, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +98,7 @@ func Start(t testing.TB, args ...string) *Peer {
 	return p
 }
 
-// Available reports whether the stand-in can run here.
+// Available reports whether the V0 stand-in can run here.
 func Available() error {
 	if err := exec.Command(SystemPython, "-c", "import socketio, uvicorn").Run(); err != nil {
 		return errors.New("the OpenHands stand-in needs Debian's python3-socketio and python3-uvicorn (apt-get install python3-socketio python3-uvicorn)")
@@ -88,9 +106,20 @@ func Available() error {
 	return nil
 }
 
-// Launch runs the stand-in and waits until it listens; Stop ends it.
-func Launch(args ...string) (*Peer, error) {
-	cmd := exec.Command(SystemPython, append([]string{Script()}, args...)...)
+// AvailableAgentServer reports whether the V1 stand-in can run here.
+func AvailableAgentServer() error {
+	if err := exec.Command(SystemPython, "-c", "import fastapi, uvicorn, websockets").Run(); err != nil {
+		return errors.New("the agent-server stand-in needs Debian's python3-fastapi, python3-uvicorn and python3-websockets (apt-get install python3-fastapi python3-uvicorn python3-websockets)")
+	}
+	return nil
+}
+
+// Launch runs the V0 stand-in and waits until it listens; Stop ends it.
+func Launch(args ...string) (*Peer, error) { return LaunchScript(Script(), args...) }
+
+// LaunchScript runs a stand-in script and waits until it listens.
+func LaunchScript(script string, args ...string) (*Peer, error) {
+	cmd := exec.Command(SystemPython, append([]string{script}, args...)...)
 	// A test binary killed by its timeout runs no cleanup: the stand-in
 	// must not outlive it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -123,7 +152,7 @@ func Launch(args ...string) (*Peer, error) {
 		return p, nil
 	case <-time.After(20 * time.Second):
 		p.Stop()
-		return nil, fmt.Errorf("the OpenHands stand-in did not start: %s", p.Stderr())
+		return nil, fmt.Errorf("the stand-in %s did not start: %s", filepath.Base(script), p.Stderr())
 	}
 }
 
