@@ -130,6 +130,9 @@ func detail(data []byte) string {
 		if json.Unmarshal(d.Detail, &s) == nil {
 			return s
 		}
+		if s := validationErrors(d.Detail); s != "" {
+			return s
+		}
 		return string(d.Detail)
 	}
 	s := strings.TrimSpace(string(data))
@@ -140,6 +143,30 @@ func detail(data []byte) string {
 		s = "(no detail)"
 	}
 	return s
+}
+
+// validationErrors renders FastAPI's 422 detail, a list of pydantic
+// errors, as "agent.llm.model: Field required; …".
+func validationErrors(raw json.RawMessage) string {
+	var errs []struct {
+		Loc []any  `json:"loc"`
+		Msg string `json:"msg"`
+	}
+	if json.Unmarshal(raw, &errs) != nil || len(errs) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, e := range errs {
+		var loc []string
+		for i, l := range e.Loc {
+			if i == 0 && (l == "body" || l == "query" || l == "path") {
+				continue
+			}
+			loc = append(loc, fmt.Sprint(l))
+		}
+		parts = append(parts, strings.Join(loc, ".")+": "+e.Msg)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // ServerInfo checks that the URL is an agent-server whose API the bridge

@@ -105,7 +105,8 @@ type Session struct {
 	last    string                     // timestamp of the last event delivered
 	pending map[string]json.RawMessage // actions without an observation, by id
 	order   []string                   // their ids, oldest first
-	asking  bool
+	asking  bool                       // a confirmation is being asked and answered
+	asked   map[string]bool            // actions the user was asked about
 }
 
 // Connect checks the server, creates or finds the conversation, and
@@ -147,6 +148,7 @@ func Connect(ctx context.Context, o Options) (*Session, error) {
 		done:    make(chan struct{}),
 		seen:    map[string]bool{},
 		pending: map[string]json.RawMessage{},
+		asked:   map[string]bool{},
 		status: Status{Protocol: "v1", State: StateConnecting, ServerURL: c.URL(), ServerVersion: info.Version,
 			ConversationID: conv.ID, ExecutionStatus: conv.ExecutionStatus},
 	}
@@ -385,25 +387,31 @@ func (s *Session) pendingIDs() []string {
 }
 
 // confirm asks the user about the actions waiting, in order, and sends the
-// answer: they run only if every one was allowed.
+// answer: they run only if every one was allowed. A round asks only about
+// actions not asked about before; when it ends, the server may already
+// wait on newer ones (it runs on as soon as it has the answer), so it
+// looks again.
 func (s *Session) confirm() {
 	s.mu.Lock()
-	if s.asking || s.opts.Confirm == nil {
+	if s.asking || s.opts.Confirm == nil || s.status.ExecutionStatus != "waiting_for_confirmation" {
+		s.mu.Unlock()
+		return
+	}
+	var actions []json.RawMessage
+	var ids []string
+	for _, id := range s.pendingIDs() {
+		if !s.asked[id] {
+			s.asked[id] = true
+			actions, ids = append(actions, s.pending[id]), append(ids, id)
+		}
+	}
+	if len(actions) == 0 {
 		s.mu.Unlock()
 		return
 	}
 	s.asking = true
-	var actions []json.RawMessage
-	for _, id := range s.pendingIDs() {
-		actions = append(actions, s.pending[id])
-	}
 	s.mu.Unlock()
 	go func() {
-		defer func() {
-			s.mu.Lock()
-			s.asking = false
-			s.mu.Unlock()
-		}()
 		decision := Decision{Accept: true}
 		for _, a := range actions {
 			d, err := s.opts.Confirm(s.ctx, a)
@@ -416,9 +424,18 @@ func (s *Session) confirm() {
 				break
 			}
 		}
-		if err := s.c.RespondToConfirmation(s.ctx, s.id, decision.Accept, decision.Reason); err != nil && s.ctx.Err() == nil {
+		err := s.c.RespondToConfirmation(s.ctx, s.id, decision.Accept, decision.Reason)
+		s.mu.Lock()
+		if err != nil && s.ctx.Err() == nil {
+			// Asked again once the stream is back and says it still waits.
 			s.log.Warn("the answer to the confirmation was not delivered", "error", err)
+			for _, id := range ids {
+				delete(s.asked, id)
+			}
 		}
+		s.asking = false
+		s.mu.Unlock()
+		s.confirm()
 	}()
 }
 
