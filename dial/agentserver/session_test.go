@@ -156,9 +156,11 @@ type event struct {
 	} `json:"observation"`
 	RejectionReason string `json:"rejection_reason"`
 	Tools           []struct {
-		Function struct {
+		Kind    string `json:"kind"`
+		Title   string `json:"title"`
+		MCPTool struct {
 			Name string `json:"name"`
-		} `json:"function"`
+		} `json:"mcp_tool"`
 	} `json:"tools"`
 }
 
@@ -339,10 +341,12 @@ func TestConversationUsesTheBridgesTools(t *testing.T) {
 		if ev := parse(e); ev.Kind == "SystemPromptEvent" {
 			var names []string
 			for _, tl := range ev.Tools {
-				names = append(names, tl.Function.Name)
+				names = append(names, tl.Kind+":"+tl.Title+tl.MCPTool.Name)
 			}
-			if !slices.Equal(names, []string{"file_editor", "task_tracker", "terminal"}) {
-				t.Errorf("the agent's tools are %v; want the bridge's file_editor, task_tracker, terminal", names)
+			want := []string{"MCPToolDefinition:file_editorfile_editor", "MCPToolDefinition:task_trackertask_tracker",
+				"MCPToolDefinition:terminalterminal", "FinishTool:finish", "ThinkTool:think"}
+			if !slices.Equal(names, want) {
+				t.Errorf("the agent's tools are %v; want the bridge's file_editor, task_tracker, terminal and its own finish and think", names)
 			}
 		}
 	}

@@ -1,0 +1,40 @@
+package main_test
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/oh-bridge/oh-bridge/dial/dialtest"
+)
+
+// TestAgentServerClients runs the agent-server stand-in under two
+// independent clients, with the compiled bridge's tools: OpenHands' own
+// TypeScript client and the editor's vscode-jsonrpc dialing through the
+// bridge (test/node/agent_server.cjs). Then every request both sent and
+// every answer and event the stand-in gave are checked against the
+// agent-server's schema types that client ships (agent_server_schema.cjs).
+func TestAgentServerClients(t *testing.T) {
+	node := requireTool(t, "node", "Node.js 18 or newer")
+	dir := filepath.Join(repoRoot(t), "test", "node")
+	if !isDir(filepath.Join(dir, "node_modules", "@openhands", "typescript-client")) {
+		msg := "run `npm ci --prefix test/node` first (the Taskfile's test task does)"
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	script, _ := json.Marshal(map[string]any{"turns": [][]map[string]any{
+		{{"tool": "terminal", "arguments": map[string]any{"command": "echo hi >> hello.txt && cat hello.txt"}, "thought": "Append hi."}},
+		{{"message": "hello.txt has hi."}},
+	}})
+	tmp := t.TempDir()
+	scriptFile := filepath.Join(tmp, "script.json")
+	record := filepath.Join(tmp, "record.jsonl")
+	os.WriteFile(scriptFile, script, 0o644)
+	p := dialtest.StartAgentServer(t, "--script", scriptFile, "--session-api-key", "s3cret", "--record", record)
+	runClient(t, exec.Command(node, filepath.Join(dir, "agent_server.cjs"), bin, p.URL, "s3cret", t.TempDir()))
+	runClient(t, exec.Command(node, filepath.Join(dir, "agent_server_schema.cjs"), record, t.TempDir()))
+}
