@@ -178,3 +178,30 @@ func TestServerActionsAskPermission(t *testing.T) {
 		t.Fatalf("asked %q; want two asks (none for think)", asked)
 	}
 }
+
+// TestConnectV1Failures: the agent-server dial's failures keep their
+// words, with a kind and the facts the editor needs in error.data.
+func TestConnectV1Failures(t *testing.T) {
+	future := dialtest.StartAgentServer(t, "--version", "2.0.0")
+	current := dialtest.StartAgentServer(t)
+	_, client := serve(t, handlers.Config{Roots: []string{t.TempDir()}})
+	client.Initialize(ctxT(t), nil)
+	var e *rpc.Error
+	err := client.Call(ctxT(t), "openhands/connect", map[string]any{"serverUrl": future.URL, "llm": map[string]any{"model": "m"}}, nil)
+	if !errors.As(err, &e) || e.Code != 1019 || !strings.Contains(e.Message, "speaks API version 2.0.0") ||
+		!strings.Contains(string(*e.Data), `"kind":"unsupported_api_version"`) || !strings.Contains(string(*e.Data), `"serverVersion":"2.0.0"`) {
+		t.Fatalf("a 2.x server: %v", err)
+	}
+	err = client.Call(ctxT(t), "openhands/connect", map[string]any{"serverUrl": current.URL}, nil)
+	if !errors.As(err, &e) || e.Code != 1017 || !strings.Contains(e.Message, "needs the agent's LLM") || !strings.Contains(string(*e.Data), `"param":"llm"`) {
+		t.Fatalf("no LLM: %v", err)
+	}
+	err = client.Call(ctxT(t), "openhands/connect", map[string]any{"serverUrl": current.URL, "confirmationPolicy": "Sometimes"}, nil)
+	if !errors.As(err, &e) || e.Code != rpc.CodeInvalidParams || !strings.Contains(e.Message, "AlwaysConfirm") {
+		t.Fatalf("a bad policy: %v", err)
+	}
+	err = client.Call(ctxT(t), "openhands/pause", map[string]any{}, nil)
+	if !errors.As(err, &e) || e.Code != 1019 || !strings.Contains(e.Message, "run openhands/connect first") {
+		t.Fatalf("pause without a connection: %v", err)
+	}
+}

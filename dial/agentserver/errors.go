@@ -103,6 +103,26 @@ func (e *ServerError) Error() string {
 // Kind is "server_error".
 func (e *ServerError) Kind() string { return "server_error" }
 
+// OptionError: an option of Connect is missing or malformed.
+type OptionError struct {
+	Option  string // "llm", "agent"
+	Missing bool
+	Message string
+}
+
+func (e *OptionError) Error() string { return e.Message }
+
+// Kind is "missing_parameter" or "invalid_option".
+func (e *OptionError) Kind() string {
+	if e.Missing {
+		return "missing_parameter"
+	}
+	return "invalid_option"
+}
+
+// Data names the option.
+func (e *OptionError) Data() map[string]any { return map[string]any{"param": e.Option} }
+
 // ClosedError: the session was closed.
 type ClosedError struct{}
 

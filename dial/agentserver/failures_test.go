@@ -62,14 +62,14 @@ func TestConnectFailures(t *testing.T) {
 			o.ServerURL, o.SessionAPIKey, o.ConversationID = keyed.URL, "right", "7f1f0e52-35f3-4f4f-9d6a-0d7a2d0c3c55"
 		}, "conversation_not_found",
 			[]string{"conversation 7f1f0e52-35f3-4f4f-9d6a-0d7a2d0c3c55 was not found on the agent-server"}},
-		{"no LLM", func(o *agentserver.Options) { o.ServerURL, o.SessionAPIKey, o.LLM = keyed.URL, "right", nil }, "",
+		{"no LLM", func(o *agentserver.Options) { o.ServerURL, o.SessionAPIKey, o.LLM = keyed.URL, "right", nil }, "missing_parameter",
 			[]string{"needs the agent's LLM", `llm {"model": …, "api_key": …}`}},
 		{"an LLM without a model", func(o *agentserver.Options) {
 			o.ServerURL, o.SessionAPIKey, o.LLM = keyed.URL, "right", json.RawMessage(`{"api_key": "x"}`)
 		}, "server_error", []string{"POST /api/conversations with HTTP 422: agent.llm.model: Field required"}},
 		{"an agent that is not an object", func(o *agentserver.Options) {
 			o.ServerURL, o.SessionAPIKey, o.Agent = keyed.URL, "right", json.RawMessage(`["tools"]`)
-		}, "", []string{"agent must be a JSON object"}},
+		}, "invalid_option", []string{"agent must be a JSON object"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -169,12 +169,12 @@ func startConversation(ctx context.Context, c *Client, info *ServerInfo, o *Opti
 	agent := map[string]any{}
 	if len(o.Agent) > 0 {
 		if err := json.Unmarshal(o.Agent, &agent); err != nil {
-			return nil, fmt.Errorf("agent must be a JSON object (the agent spec fields to set): %v", err)
+			return nil, &OptionError{Option: "agent", Message: fmt.Sprintf("agent must be a JSON object (the agent spec fields to set): %v", err)}
 		}
 	}
 	if _, ok := agent["llm"]; !ok {
 		if len(o.LLM) == 0 || string(o.LLM) == "null" {
-			return nil, errors.New("to start a conversation the agent-server needs the agent's LLM: give llm {\"model\": …, \"api_key\": …}, or the conversationId of an existing conversation")
+			return nil, &OptionError{Option: "llm", Missing: true, Message: "to start a conversation the agent-server needs the agent's LLM: give llm {\"model\": …, \"api_key\": …}, or the conversationId of an existing conversation"}
 		}
 		agent["llm"] = o.LLM
 	}
