@@ -1,11 +1,16 @@
 // Command demo shows oh-bridge serving an OpenHands agent, end to end and
-// offline. It starts the OpenHands stand-in server
-// (fixtures/peers/openhands_standin.py) with a scripted agent session,
+// offline. It starts a stand-in OpenHands server with a scripted agent,
 // starts the bridge on a temp workspace, asks it to connect (the bridge
-// dials only then), and prints every action and observation as it
-// happens.
+// dials only then), and prints the conversation as the editor receives it.
 //
-// Usage: go run ./demo [-bridge bin/oh-bridge] [-keep]
+// The agent creates a small project, runs its failing tests, fixes the
+// failure with str_replace and runs them again. With -protocol v1 (the
+// default) the server is an agent-server (fixtures/peers/agent_server_standin.py)
+// whose agent works with the bridge's MCP tools; with -protocol v0 it is
+// the V0 Socket.IO server (fixtures/peers/openhands_standin.py), whose
+// actions the bridge runs as its runtime.
+//
+// Usage: go run ./demo [-bridge bin/oh-bridge] [-protocol v1|v0] [-keep]
 package main
 
 import (
@@ -20,130 +25,93 @@ import (
 	"strings"
 	"time"
 
-	"github.com/oh-bridge/oh-bridge/dial/dialtest"
 	"github.com/oh-bridge/oh-bridge/rpc/rpctest"
 )
 
 func main() {
 	bridge := flag.String("bridge", "bin/oh-bridge", "the oh-bridge binary")
+	protocol := flag.String("protocol", "v1", `"v1" (an agent-server, MCP tools) or "v0" (the V0 runtime role)`)
 	keep := flag.Bool("keep", false, "keep the temp workspace")
 	flag.Parse()
-	if _, err := run(*bridge, *keep, os.Stdout); err != nil {
+	var err error
+	switch *protocol {
+	case "v1":
+		_, err = runV1(*bridge, *keep, os.Stdout)
+	case "v0":
+		_, err = runV0(*bridge, *keep, os.Stdout)
+	default:
+		err = fmt.Errorf("-protocol %q: want v1 or v0", *protocol)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
 	}
 }
 
-// summary is how the session ended.
-type summary struct {
-	State               string
-	LastEventID         int
-	PendingObservations int
+// The project the agent writes: its add is wrong, so one test fails until
+// the str_replace fix.
+const (
+	calcPy     = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
+	testCalcPy = "import unittest\n\nfrom calc import add, mul\n\n\nclass TestCalc(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n\n    def test_mul(self):\n        self.assertEqual(mul(2, 3), 6)\n\n\nif __name__ == \"__main__\":\n    unittest.main()\n"
+	task       = "Create a small calculator with tests, and make the tests pass."
+)
+
+// demo is a temp workspace and a bridge started on it.
+type demo struct {
+	ws     string
+	out    io.Writer
+	cmd    *exec.Cmd
+	client *rpctest.Client
+	ctx    context.Context
+	cancel context.CancelFunc
+	keep   bool
+	closed bool
 }
 
-// agentSession is what the scripted agent does: create a small project,
-// run its tests, fix the failure with str_replace, run them again.
-func agentSession(ws string) []map[string]any {
-	edit := func(args map[string]any) map[string]any {
-		args["impl_source"] = "oh_aci"
-		return map[string]any{"action": "edit", "args": args}
-	}
-	run := func(cmd string) map[string]any {
-		return map[string]any{"action": "run", "args": map[string]any{"command": cmd, "blocking": true}, "timeout": 60}
-	}
-	return []map[string]any{
-		run("mkdir -p calc && cd calc && pwd"),
-		edit(map[string]any{"command": "create", "path": filepath.Join(ws, "calc", "calc.py"),
-			"file_text": "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"}),
-		edit(map[string]any{"command": "create", "path": filepath.Join(ws, "calc", "test_calc.py"),
-			"file_text": "import unittest\n\nfrom calc import add, mul\n\n\nclass TestCalc(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n\n    def test_mul(self):\n        self.assertEqual(mul(2, 3), 6)\n\n\nif __name__ == \"__main__\":\n    unittest.main()\n"}),
-		run("python3 -m unittest"),
-		edit(map[string]any{"command": "str_replace", "path": filepath.Join(ws, "calc", "calc.py"),
-			"old_str": "return a - b", "new_str": "return a + b"}),
-		run("python3 -m unittest -v"),
-		edit(map[string]any{"command": "view", "path": filepath.Join(ws, "calc")}),
-	}
-}
-
-func run(bridgeBin string, keep bool, out io.Writer) (*summary, error) {
-	if err := dialtest.Available(); err != nil {
-		return nil, err
-	}
-	if _, err := os.Stat(bridgeBin); err != nil {
-		return nil, fmt.Errorf("no bridge binary at %s; build it with `go build -o bin/oh-bridge ./cmd/oh-bridge`", bridgeBin)
-	}
+func newWorkspace(out io.Writer, keep bool) (*demo, error) {
 	ws, err := os.MkdirTemp("", "oh-bridge-demo-")
 	if err != nil {
 		return nil, err
 	}
 	ws, _ = filepath.EvalSymlinks(ws)
-	if keep {
-		defer fmt.Fprintf(out, "\nworkspace kept at %s\n", ws)
-	} else {
-		defer os.RemoveAll(ws)
-	}
-	script := filepath.Join(ws, ".demo-script.json")
-	b, _ := json.Marshal(agentSession(ws))
-	if err := os.WriteFile(script, b, 0o600); err != nil {
-		return nil, err
-	}
-
-	fmt.Fprintln(out, "== starting the OpenHands stand-in (python-socketio) with a scripted agent")
-	peer, err := dialtest.Launch("--script", script)
-	if err != nil {
-		return nil, err
-	}
-	defer peer.Stop()
-
-	fmt.Fprintf(out, "== starting oh-bridge on workspace %s\n", ws)
-	cmd := exec.Command(bridgeBin, "--stdio", "--workspace", ws, "--log-level", "warn")
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	cmd.Stderr = os.Stderr
-	// The agent's shell should not run this machine's slow prompt hooks.
-	cmd.Env = append(os.Environ(), "HOME="+ws)
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	defer cmd.Process.Kill()
-	client := rpctest.NewProcessClient(stdout, stdin)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	if _, err := client.Initialize(ctx, nil); err != nil {
-		return nil, fmt.Errorf("initialize: %w", err)
-	}
-
-	done := make(chan struct{})
-	go printEvents(ctx, client, done, out)
-	fmt.Fprintf(out, "== the bridge dials %s on demand (openhands/connect)\n\n", peer.URL)
-	var res struct{ ConversationID string }
-	if err := client.Call(ctx, "openhands/connect", map[string]any{
-		"protocol":  "v0",
-		"serverUrl": peer.URL,
-		"task":      "Create a small calculator with tests, and make the tests pass.",
-	}, &res); err != nil {
-		return nil, fmt.Errorf("connect: %w", err)
-	}
-	if _, err := peer.WaitLine("SCRIPT_DONE", 2*time.Minute); err != nil {
-		return nil, err
-	}
-	// The server broadcasts the last observation after its ack.
-	time.Sleep(300 * time.Millisecond)
-	close(done)
-
-	var st summary
-	client.Call(ctx, "openhands/status", nil, &st)
-	fmt.Fprintf(out, "\n== done: conversation %s, %d events, %d observations pending, state %s\n",
-		res.ConversationID, st.LastEventID+1, st.PendingObservations, st.State)
-	client.Call(ctx, "shutdown", nil, nil)
-	client.Notify("exit", nil)
-	return &st, cmd.Wait()
+	d := &demo{ws: ws, out: out, keep: keep}
+	d.ctx, d.cancel = context.WithTimeout(context.Background(), 3*time.Minute)
+	return d, nil
 }
 
-// printEvents shows the conversation as the editor receives it.
-func printEvents(ctx context.Context, c *rpctest.Client, done <-chan struct{}, out io.Writer) {
+// writeScript writes the stand-in's script where the agent will not see it.
+func (d *demo) writeScript(v any) (string, error) {
+	path := filepath.Join(d.ws, ".demo-script.json")
+	b, _ := json.Marshal(v)
+	return path, os.WriteFile(path, b, 0o600)
+}
+
+// startBridge starts the bridge on the workspace, as an editor does.
+func (d *demo) startBridge(bin string) error {
+	if _, err := os.Stat(bin); err != nil {
+		return fmt.Errorf("no bridge binary at %s; build it with `go build -o bin/oh-bridge ./cmd/oh-bridge`", bin)
+	}
+	fmt.Fprintf(d.out, "== starting oh-bridge on workspace %s\n", d.ws)
+	d.cmd = exec.Command(bin, "--stdio", "--workspace", d.ws, "--log-level", "warn")
+	stdin, _ := d.cmd.StdinPipe()
+	stdout, _ := d.cmd.StdoutPipe()
+	d.cmd.Stderr = os.Stderr
+	// The agent's shell should not run this machine's slow prompt hooks.
+	d.cmd.Env = append(os.Environ(), "HOME="+d.ws)
+	if err := d.cmd.Start(); err != nil {
+		return err
+	}
+	d.client = rpctest.NewProcessClient(stdout, stdin)
+	if _, err := d.client.Initialize(d.ctx, nil); err != nil {
+		return fmt.Errorf("initialize: %w", err)
+	}
+	return nil
+}
+
+// printEvents shows the conversation as the editor receives it, until done.
+func (d *demo) printEvents(done <-chan struct{}, describe func(map[string]any) string) {
 	for {
-		m, err := c.AwaitNotification(ctx, "openhands/did_receive_event", nil)
+		m, err := d.client.AwaitNotification(d.ctx, "openhands/did_receive_event", nil)
 		if err != nil {
 			return
 		}
@@ -154,30 +122,30 @@ func printEvents(ctx context.Context, c *rpctest.Client, done <-chan struct{}, o
 		}
 		var p struct{ Event map[string]any }
 		json.Unmarshal(m.Params, &p)
-		fmt.Fprint(out, describe(p.Event))
+		fmt.Fprint(d.out, describe(p.Event))
 	}
 }
 
-func describe(e map[string]any) string {
-	args, _ := e["args"].(map[string]any)
-	extras, _ := e["extras"].(map[string]any)
-	str := func(m map[string]any, k string) string { s, _ := m[k].(string); return s }
-	switch {
-	case e["action"] == "message":
-		return fmt.Sprintf("user   ▸ %s\n", str(args, "content"))
-	case e["action"] == "run":
-		return fmt.Sprintf("agent  ▸ run: %s\n", str(args, "command"))
-	case e["action"] == "edit":
-		return fmt.Sprintf("agent  ▸ edit %s %s\n", str(args, "command"), str(args, "path"))
-	case e["action"] != nil:
-		return fmt.Sprintf("agent  ▸ %v\n", e["action"])
-	case e["observation"] == "run":
-		meta, _ := extras["metadata"].(map[string]any)
-		return fmt.Sprintf("bridge ◂ exit %v in %v\n%s", meta["exit_code"], meta["working_dir"], indent(str(e, "content")))
-	case e["observation"] != nil:
-		return fmt.Sprintf("bridge ◂ %v\n%s", e["observation"], indent(str(e, "content")))
+// close stops the bridge as an editor does, and removes the workspace
+// unless asked to keep it.
+func (d *demo) close() error {
+	if d.closed {
+		return nil
 	}
-	return ""
+	d.closed = true
+	defer d.cancel()
+	var err error
+	if d.cmd != nil && d.cmd.Process != nil {
+		d.client.Call(d.ctx, "shutdown", nil, nil)
+		d.client.Notify("exit", nil)
+		err = d.cmd.Wait()
+	}
+	if d.keep {
+		fmt.Fprintf(d.out, "\nworkspace kept at %s\n", d.ws)
+	} else {
+		os.RemoveAll(d.ws)
+	}
+	return err
 }
 
 func indent(s string) string {

@@ -2,11 +2,11 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/oh-bridge/oh-bridge/dial/dialtest"
 	"github.com/oh-bridge/oh-bridge/rpc/rpctest"
 )
 
@@ -22,25 +22,66 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 }
 func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
-// TestDemo runs the README's demo end to end: the stand-in, the bridge,
-// the on-demand connection and the scripted agent session.
-func TestDemo(t *testing.T) {
+func buildBridge(t *testing.T, available func() error) string {
+	t.Helper()
+	if err := available(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
 	bin, err := rpctest.BuildBridge("../cmd/oh-bridge", t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if os.Getenv("CI") == "" {
-		if err := exec.Command("/usr/bin/python3", "-c", "import socketio, uvicorn").Run(); err != nil {
-			t.Skip("the demo needs Debian's python3-socketio and python3-uvicorn")
+	return bin
+}
+
+func checkOutput(t *testing.T, text string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(text, want) {
+			t.Errorf("demo output lacks %q:\n%s", want, text)
 		}
 	}
+}
+
+// TestDemo runs the README's demo end to end: the agent-server stand-in,
+// the bridge, the on-demand connection, the MCP tools and the scripted
+// agent.
+func TestDemo(t *testing.T) {
+	bin := buildBridge(t, dialtest.AvailableAgentServer)
 	var out syncBuffer
-	st, err := run(bin, false, &out)
+	st, err := runV1(bin, false, &out)
 	if err != nil {
 		t.Fatalf("demo failed: %v\n%s", err, out.String())
 	}
-	text := out.String()
-	for _, want := range []string{
+	checkOutput(t, out.String(),
+		"user   ▸ Create a small calculator",
+		"agent  ▸ starts with the tools file_editor, task_tracker, terminal, finish, think",
+		"AssertionError: -1 != 5",
+		"[The command completed with exit code 1.]", // the first test run fails
+		"agent  ▸ file_editor str_replace ",
+		"    return a + b",
+		"OK\n", // and passes after the fix
+		"[The command completed with exit code 0.]",
+		"agent  ▸ finish: The calculator's tests pass",
+	)
+	if st.State != "connected" || st.ExecutionStatus != "finished" || st.RunningActions != 0 || st.Events < 15 {
+		t.Errorf("final status %+v", st)
+	}
+}
+
+// TestDemoV0 runs the V0 demo (task demo-v0): the bridge as the runtime
+// of the V0 stand-in.
+func TestDemoV0(t *testing.T) {
+	bin := buildBridge(t, dialtest.Available)
+	var out syncBuffer
+	st, err := runV0(bin, false, &out)
+	if err != nil {
+		t.Fatalf("demo failed: %v\n%s", err, out.String())
+	}
+	checkOutput(t, out.String(),
 		"user   ▸ Create a small calculator",
 		"bridge ◂ exit 1 in ", // the first test run fails
 		"AssertionError: -1 != 5",
@@ -48,11 +89,7 @@ func TestDemo(t *testing.T) {
 		"    return a + b",
 		"bridge ◂ exit 0 in ", // and passes after the fix
 		"OK",
-	} {
-		if !strings.Contains(text, want) {
-			t.Errorf("demo output lacks %q:\n%s", want, text)
-		}
-	}
+	)
 	if st.State != "connected" || st.PendingObservations != 0 || st.LastEventID < 14 {
 		t.Errorf("final status %+v", st)
 	}

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/oh-bridge/oh-bridge/dial/dialtest"
+)
+
+// summaryV1 is how a V1 session ended (openhands/status).
+type summaryV1 struct {
+	State           string
+	ConversationID  string
+	ExecutionStatus string
+	Events          int
+	RunningActions  int
+}
+
+// sessionV1 is the scripted agent's turns: one tool call of the bridge's
+// per LLM response, then finish.
+func sessionV1(ws string) map[string]any {
+	call := func(tool string, args map[string]any) []map[string]any {
+		return []map[string]any{{"tool": tool, "arguments": args}}
+	}
+	terminal := func(cmd string) []map[string]any { return call("terminal", map[string]any{"command": cmd}) }
+	edit := func(args map[string]any) []map[string]any { return call("file_editor", args) }
+	calc := filepath.Join(ws, "calc")
+	return map[string]any{"turns": [][]map[string]any{
+		terminal("mkdir -p calc && cd calc && pwd"),
+		edit(map[string]any{"command": "create", "path": filepath.Join(calc, "calc.py"), "file_text": calcPy}),
+		edit(map[string]any{"command": "create", "path": filepath.Join(calc, "test_calc.py"), "file_text": testCalcPy}),
+		terminal("python3 -m unittest"),
+		edit(map[string]any{"command": "str_replace", "path": filepath.Join(calc, "calc.py"), "old_str": "return a - b", "new_str": "return a + b"}),
+		terminal("python3 -m unittest -v"),
+		{{"finish": "The calculator's tests pass: add had a minus, now a plus."}},
+	}}
+}
+
+// runV1 plays the V1 story: an agent-server's agent works with the
+// bridge's MCP tools.
+func runV1(bin string, keep bool, out io.Writer) (*summaryV1, error) {
+	if err := dialtest.AvailableAgentServer(); err != nil {
+		return nil, err
+	}
+	d, err := newWorkspace(out, keep)
+	if err != nil {
+		return nil, err
+	}
+	defer d.close()
+	script, err := d.writeScript(sessionV1(d.ws))
+	if err != nil {
+		return nil, err
+	}
+	const key = "demo-session-key"
+	fmt.Fprintln(out, "== starting the OpenHands agent-server stand-in (FastAPI) with a scripted LLM")
+	peer, err := dialtest.LaunchScript(dialtest.AgentServerScript(), "--script", script, "--session-api-key", key)
+	if err != nil {
+		return nil, err
+	}
+	defer peer.Stop()
+	if err := d.startBridge(bin); err != nil {
+		return nil, err
+	}
+	done := make(chan struct{})
+	go d.printEvents(done, describeV1)
+	fmt.Fprintf(out, "== the bridge dials %s on demand (openhands/connect) and serves its tools over MCP\n\n", peer.URL)
+	var res struct{ ConversationID string }
+	if err := d.client.Call(d.ctx, "openhands/connect", map[string]any{
+		"serverUrl":     peer.URL,
+		"sessionApiKey": key,
+		"llm":           map[string]any{"model": "demo/scripted"},
+		"task":          task,
+	}, &res); err != nil {
+		return nil, fmt.Errorf("connect: %w", err)
+	}
+	if _, err := d.client.AwaitNotification(d.ctx, "openhands/did_change_status", func(p json.RawMessage) bool {
+		return strings.Contains(string(p), `"executionStatus":"finished"`)
+	}); err != nil {
+		return nil, err
+	}
+	// The finish observation follows the action; give the stream a moment.
+	time.Sleep(200 * time.Millisecond)
+	close(done)
+
+	var st summaryV1
+	d.client.Call(d.ctx, "openhands/status", nil, &st)
+	fmt.Fprintf(out, "\n== done: conversation %s, %d events, %d actions running, agent %s, connection %s\n",
+		st.ConversationID, st.Events, st.RunningActions, st.ExecutionStatus, st.State)
+	return &st, d.close()
+}
+
+// describeV1 renders a V1 event in a line or a few.
+func describeV1(e map[string]any) string {
+	str := func(m map[string]any, k string) string { s, _ := m[k].(string); return s }
+	obj := func(m map[string]any, k string) map[string]any { o, _ := m[k].(map[string]any); return o }
+	texts := func(v any) string {
+		var parts []string
+		list, _ := v.([]any)
+		for _, c := range list {
+			if m, ok := c.(map[string]any); ok {
+				parts = append(parts, str(m, "text"))
+			}
+		}
+		return strings.Join(parts, "\n")
+	}
+	switch e["kind"] {
+	case "MessageEvent":
+		who := "agent "
+		if e["source"] == "user" {
+			who = "user  "
+		}
+		return fmt.Sprintf("%s ▸ %s\n", who, texts(obj(e, "llm_message")["content"]))
+	case "SystemPromptEvent":
+		var names []string
+		tools, _ := e["tools"].([]any)
+		for _, t := range tools {
+			m, _ := t.(map[string]any)
+			names = append(names, str(m, "title"))
+		}
+		return fmt.Sprintf("agent  ▸ starts with the tools %s\n", strings.Join(names, ", "))
+	case "ActionEvent":
+		data := obj(obj(e, "action"), "data")
+		switch tool := str(e, "tool_name"); tool {
+		case "terminal":
+			return fmt.Sprintf("agent  ▸ terminal: %s\n", str(data, "command"))
+		case "file_editor":
+			return fmt.Sprintf("agent  ▸ file_editor %s %s\n", str(data, "command"), str(data, "path"))
+		case "finish":
+			return fmt.Sprintf("agent  ▸ finish: %s\n", str(obj(e, "action"), "message"))
+		default:
+			return fmt.Sprintf("agent  ▸ %s\n", tool)
+		}
+	case "ObservationEvent":
+		o := obj(e, "observation")
+		if str(o, "kind") != "MCPToolObservation" {
+			return ""
+		}
+		text := texts(o["content"])
+		// The first block is the SDK's "[Tool 'x' executed.]".
+		_, text, _ = strings.Cut(text, "\n")
+		return fmt.Sprintf("bridge ◂ %s\n%s", str(e, "tool_name"), indent(text))
+	case "ConversationStateUpdateEvent":
+		if e["key"] == "execution_status" {
+			return fmt.Sprintf("         (%v)\n", e["value"])
+		}
+	}
+	return ""
+}
