@@ -380,6 +380,21 @@ func TestConversationUsesTheBridgesTools(t *testing.T) {
 	if st.State != agentserver.StateConnected || st.RunningActions != 0 || st.ServerVersion != "1.43.1" || st.Protocol != "v1" {
 		t.Errorf("status: %+v", st)
 	}
+
+	// Another editor attaches to the conversation by id: it gets the whole
+	// log, once, and the agent's state.
+	r2 := newRecorder()
+	o2 := connectOptions(b, p.URL, r2)
+	o2.SessionAPIKey, o2.ConversationID, o2.LLM = "k3y", s.ConversationID(), nil
+	s2 := connect(t, o2)
+	logged := allEvents(t, p.URL, "k3y", s.ConversationID())
+	r2.await(t, "the replayed log", func(ev []json.RawMessage, _ []agentserver.Status) bool { return len(persisted(ev)) >= len(logged) })
+	if got := ids(persisted(r2.snapshot())); !slices.Equal(got, ids(logged)) {
+		t.Errorf("attached: %d events, want the %d of the log in order", len(got), len(logged))
+	}
+	if st := s2.Status(); st.ConversationID != s.ConversationID() || st.ExecutionStatus != "finished" {
+		t.Errorf("attached status: %+v", st)
+	}
 }
 
 // TestOlderServersGetTheWrappedMCPConfig: before SDK 1.31.2 mcp_config was

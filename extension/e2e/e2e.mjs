@@ -7,8 +7,10 @@
 // the status bar says Connected. Then run "OpenHands: Serve Tools to
 // Agents (MCP)" and act as an MCP agent with the official MCP TypeScript
 // SDK: its command shows in a terminal of its own, and its edit lands in
-// the open buffer, each after the user allowed it. Screenshots go to
-// OUT_DIR.
+// the open buffer, each after the user allowed it. Last, open a project
+// set up for an OpenHands agent-server (the V1 stand-in) in confirmation
+// mode and start a conversation whose agent works with the bridge's
+// tools. Screenshots go to OUT_DIR.
 //
 // Env: CODE_SERVER (launcher), VSIX, REPO (the oh-bridge checkout), OUT_DIR.
 import { spawn, execFileSync } from 'node:child_process';
@@ -187,6 +189,7 @@ async function main() {
     check('the server received both observations', observations.length === 2 && observations[0].includes('e2e-output-42') && observations[1].includes('has been edited'), observations.join('\n').slice(0, 600));
 
     await mcpAgent(page, notes, editorText);
+    await v1Agent(browser, { tmp, port });
   } catch (err) {
     await page.screenshot({ path: path.join(OUT_DIR, 'failure.png') }).catch(() => undefined);
     throw err;
@@ -275,6 +278,82 @@ async function mcpAgent(page, notes, editorText) {
   } finally {
     await client.close();
   }
+}
+
+// v1Agent: the user opens a project whose settings point at an OpenHands
+// agent-server (the V1 stand-in) in confirmation mode, and starts a
+// conversation. The agent works with the bridge's MCP tools: each action
+// is put to the user once (the confirmation; the MCP call that follows is
+// not asked again), its command shows in a terminal, its edit lands in
+// the open buffer, and the conversation channel and the status bar follow
+// it. (A second folder, because code-server does not notice a user
+// settings file changed under it.)
+async function v1Agent(browser, { tmp, port }) {
+  const ws = path.join(tmp, 'project-v1');
+  fs.mkdirSync(path.join(ws, '.vscode'), { recursive: true });
+  const notes = path.join(ws, 'notes.txt');
+  fs.writeFileSync(notes, 'hello\n');
+  const script = path.join(tmp, 'v1-script.json');
+  fs.writeFileSync(script, JSON.stringify({ turns: [
+    [{ tool: 'terminal', arguments: { command: 'echo v1-output-$((6*7))' }, thought: 'Say hello.' }],
+    [{ tool: 'file_editor', arguments: { command: 'str_replace', path: notes, old_str: 'hello', new_str: 'hello from the V1 agent' } }],
+    [{ finish: 'Done in VS Code.' }],
+  ] }));
+  const server = start('/usr/bin/python3', [path.join(REPO, 'fixtures', 'peers', 'agent_server_standin.py'), '--script', script]);
+  const url = await until('the agent-server stand-in', () => {
+    const l = server.lines.find((x) => x.startsWith('PORT '));
+    return l && `http://127.0.0.1:${l.slice(5)}`;
+  });
+  fs.writeFileSync(path.join(ws, '.vscode', 'settings.json'), JSON.stringify({ 'openhands.serverUrl': url, 'openhands.protocol': 'v1',
+    'openhands.llm.model': 'e2e/scripted', 'openhands.confirmationMode': true }));
+  // A window of its own: leaving the first one would ask about its
+  // unsaved buffer.
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  const status = () => page.locator('.statusbar').innerText();
+  const editorText = async () => (await page.locator('.editor-group-container .monaco-editor .view-lines').first().innerText()).replace(/\u00a0/g, ' ');
+  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`);
+  await page.waitForSelector('.monaco-workbench', { timeout: 60_000 });
+  await until('the bridge of the new window', async () => /OpenHands: Disconnected/.test(await status()), 60_000);
+  await page.locator('.monaco-workbench').click({ position: { x: 700, y: 400 } });
+  await page.keyboard.press('Control+P');
+  await page.waitForSelector('.quick-input-widget input', { state: 'visible' });
+  await page.keyboard.type('notes.txt');
+  await page.waitForSelector('.quick-input-list .monaco-list-row', { state: 'visible' });
+  await page.keyboard.press('Enter');
+  await until('notes.txt in the editor', async () => (await editorText()).includes('hello'));
+
+  await runCommand(page, 'OpenHands: Start Conversation');
+  await until('the task input box', async () => (await page.locator('.quick-input-widget').innerText()).includes('What should the OpenHands agent do?'));
+  await page.keyboard.type('Say hello, then sign the notes.');
+  await page.keyboard.press('Enter');
+  const done = until('the V1 agent to finish', () => server.lines.some((l) => l.startsWith('SCRIPT_DONE')), 120_000);
+  const { prompts } = await allowWhile(page, done);
+  check('V1: the user was asked once per action, as OpenHands', prompts.length === 2 && prompts[0].includes('OpenHands wants to run `echo v1-output') &&
+    prompts[1].includes('OpenHands') && prompts[1].includes('str_replace'), JSON.stringify(prompts));
+  const results = server.lines.filter((l) => l.startsWith('TOOL_RESULT '));
+  check('V1: the agent-server got both results from the bridge\'s tools', results.length === 2 && results[0].includes('v1-output-42') &&
+    results[1].includes('has been edited'), results.join('\n').slice(0, 600));
+  const terminalText = await until('the V1 command in a terminal', async () => {
+    const all = (await page.locator('.xterm-rows').allInnerTexts()).join('\n').replace(/\u00a0/g, ' ');
+    return all.includes('v1-output-42') && all;
+  }).catch((e) => String(e));
+  check('V1: the agent\'s command shows in a terminal of VS Code', terminalText.includes('v1-output-42'), terminalText.slice(0, 500));
+  const edited = await until('the V1 edit in the editor', async () => {
+    const t = await editorText();
+    return t.includes('hello from the V1 agent') && t;
+  }).catch((e) => String(e));
+  check('V1: the agent\'s edit landed in the open buffer', edited.includes('hello from the V1 agent'), edited);
+  check('V1: the disk still has the saved text', fs.readFileSync(notes, 'utf8') === 'hello\n', fs.readFileSync(notes, 'utf8'));
+  await runCommand(page, 'OpenHands: Show Conversation');
+  const conversation = await until('the conversation channel', async () => {
+    const t = (await page.content()).replace(/&nbsp;|\u00a0/g, ' ');
+    // The channel renders its last lines only.
+    return t.includes('Agent finished: Done in VS Code.') && t.includes('Agent edits (str_replace): ') && t;
+  }).catch((e) => String(e));
+  check('V1: the conversation channel shows what the agent did and said', !conversation.startsWith('Error'), conversation.slice(0, 300));
+  const finished = await until('Done in the status bar', async () => /OpenHands: Done/.test(await status()) && (await status())).catch((e) => String(e));
+  check('V1: the status bar says the agent is done', /OpenHands: Done/.test(finished), finished);
+  await page.screenshot({ path: path.join(OUT_DIR, '5-v1-agent.png') });
 }
 
 try {

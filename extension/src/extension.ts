@@ -12,6 +12,7 @@ import { RestartPolicy } from './restart';
 import { isAgentTerminal, snippets, terminalTitle, type Endpoint } from './mcp';
 import { chooseTerminal, type ReuseStrategy } from './reuse';
 import { statusView, type BridgeState, type ConnectionStatus } from './status';
+import { describeEvent } from './events';
 
 const secretKey = 'openhands.sessionApiKey';
 const llmSecretKey = 'openhands.llmApiKey';
@@ -29,6 +30,7 @@ export async function deactivate(): Promise<void> {
 
 class Controller implements EditorHost {
   private readonly output = vscode.window.createOutputChannel('OpenHands Bridge');
+  private readonly conversation = vscode.window.createOutputChannel('OpenHands Conversation');
   private readonly statusItem = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 100);
   private readonly restart = new RestartPolicy();
   private readonly alwaysAllowed = new Set<string>();
@@ -41,7 +43,7 @@ class Controller implements EditorHost {
 
   constructor(private readonly context: vscode.ExtensionContext) {
     this.statusItem.command = 'openhands.quickPick';
-    context.subscriptions.push(this.output, this.statusItem);
+    context.subscriptions.push(this.output, this.conversation, this.statusItem);
     this.registerCommands();
     this.syncDocuments();
     // Shell integration tells which terminals run a command right now, for
@@ -192,6 +194,11 @@ class Controller implements EditorHost {
         this.connection = params as ConnectionStatus;
         this.render();
         return;
+      case 'openhands/did_receive_event': {
+        const line = describeEvent((params as { event: Record<string, unknown> }).event);
+        if (line !== undefined) this.conversation.appendLine(line);
+        return;
+      }
       case 'terminal/did_output': {
         const p = params as { terminalId: string; data: string };
         this.mirror(p.terminalId).write(p.data);
@@ -283,6 +290,14 @@ class Controller implements EditorHost {
       const key = await vscode.window.showInputBox({ prompt: 'API key of the agent\'s LLM (sent to the agent-server when a conversation starts)', password: true });
       if (key !== undefined) await this.context.secrets.store(llmSecretKey, key);
     });
+    reg('openhands.sendMessage', async () => {
+      const text = await vscode.window.showInputBox({ prompt: 'Message to the OpenHands agent' });
+      if (text !== undefined && text.trim() !== '') await this.steer('openhands/send_message', { text });
+    });
+    reg('openhands.pause', () => this.steer('openhands/pause'));
+    reg('openhands.resume', () => this.steer('openhands/resume'));
+    reg('openhands.interrupt', () => this.steer('openhands/interrupt'));
+    reg('openhands.showConversation', () => this.conversation.show(true));
     reg('openhands.showBridgeLog', () => this.output.show());
     reg('openhands.openAgentTerminal', () => this.openAgentTerminal());
     reg('openhands.startCli', () => this.startCli());
@@ -293,6 +308,11 @@ class Controller implements EditorHost {
         [
           { label: 'Connect to Server', id: 'openhands.connect' },
           { label: 'Start Conversation', id: 'openhands.startConversation' },
+          { label: 'Send Message to Agent', id: 'openhands.sendMessage' },
+          { label: 'Pause Agent', id: 'openhands.pause' },
+          { label: 'Resume Agent', id: 'openhands.resume' },
+          { label: 'Interrupt Agent', id: 'openhands.interrupt' },
+          { label: 'Show Conversation', id: 'openhands.showConversation' },
           { label: 'Open Agent Terminal', id: 'openhands.openAgentTerminal' },
           { label: 'Serve Tools to Agents (MCP)', id: 'openhands.serveMcp' },
           { label: 'Disconnect', id: 'openhands.disconnect' },
@@ -325,11 +345,27 @@ class Controller implements EditorHost {
     if (protocol === 'v1' && config.get<boolean>('confirmationMode', false)) params['confirmationPolicy'] = 'AlwaysConfirm';
     try {
       await bridge.request('openhands/connect', params);
+      if (protocol === 'v1') this.conversation.show(true);
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       const choice = await vscode.window.showErrorMessage(message, 'Retry', 'Open Settings');
       if (choice === 'Retry') await this.connect(task);
       if (choice === 'Open Settings') await vscode.commands.executeCommand('workbench.action.openSettings', 'openhands.serverUrl');
+    }
+  }
+
+  /** Sends the user's message, or pauses, resumes or interrupts the agent. */
+  private async steer(method: string, params: Record<string, unknown> = {}): Promise<void> {
+    const bridge = this.bridge;
+    if (bridge === undefined) {
+      void vscode.window.showErrorMessage('The OpenHands bridge is not running. See "OpenHands: Show Bridge Log".');
+      return;
+    }
+    try {
+      await bridge.request(method, params);
+      if (method === 'openhands/send_message') this.conversation.show(true);
+    } catch (err) {
+      void vscode.window.showErrorMessage(err instanceof Error ? err.message : String(err));
     }
   }
 

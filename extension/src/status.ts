@@ -4,8 +4,11 @@ export type BridgeState = 'starting' | 'running' | 'restarting' | 'stopped' | 'm
 
 export interface ConnectionStatus {
   state: 'disconnected' | 'connecting' | 'connected' | 'reconnecting' | 'failed';
+  protocol?: 'v1';
   conversationId?: string;
   runningActions?: number;
+  // The agent's own state, on an agent-server (V1).
+  executionStatus?: string;
   error?: string;
 }
 
@@ -38,11 +41,34 @@ export function statusView(bridge: BridgeState, conn: ConnectionStatus): StatusV
     case 'failed':
       return { text: '$(error) OpenHands: Failed', tooltip: conn.error ?? 'The connection failed.' };
     case 'connected': {
+      const agent = agentView(conn.executionStatus, conversation);
+      if (agent !== undefined) return { ...agent, tooltip: `${agent.tooltip} Conversation ${conn.conversationId ?? ''}.` };
       const n = conn.runningActions ?? 0;
       if (n > 0) {
         return { text: `$(loading~spin) OpenHands: Running ${n} action${n === 1 ? '' : 's'}`, tooltip: `Conversation ${conversation}` };
       }
       return { text: `$(check) OpenHands: Connected (${conversation})`, tooltip: `Conversation ${conn.conversationId ?? ''}` };
     }
+  }
+}
+
+// agentView is the status of a V1 agent, when it says more than
+// "connected".
+function agentView(status: string | undefined, conversation: string): StatusView | undefined {
+  switch (status) {
+    case 'running':
+      return { text: '$(loading~spin) OpenHands: Agent working', tooltip: 'The agent is working.' };
+    case 'waiting_for_confirmation':
+      return { text: '$(question) OpenHands: Waiting for you', tooltip: 'The agent waits for your answer to its next action.' };
+    case 'paused':
+      return { text: '$(debug-pause) OpenHands: Paused', tooltip: 'The agent is paused; "OpenHands: Resume Agent" lets it go on.' };
+    case 'finished':
+      return { text: `$(pass) OpenHands: Done (${conversation})`, tooltip: 'The agent finished; send a message to go on.' };
+    case 'error':
+      return { text: '$(warning) OpenHands: Agent error', tooltip: 'The agent stopped on an error; see the conversation.' };
+    case 'stuck':
+      return { text: '$(warning) OpenHands: Agent stuck', tooltip: 'The agent repeats itself and was stopped; send a message to steer it.' };
+    default:
+      return undefined;
   }
 }

@@ -6,6 +6,7 @@ import { bundledPath, findBridge, type BinaryLookup } from '../src/binary';
 import { RestartPolicy } from '../src/restart';
 import { allowOption, decide, outcomeFor, type PermissionOption } from '../src/permissions';
 import { statusView } from '../src/status';
+import { describeEvent } from '../src/events';
 import { chooseTerminal, type TerminalInfo } from '../src/reuse';
 import { isAgentTerminal, snippets, terminalTitle } from '../src/mcp';
 
@@ -86,6 +87,37 @@ void test('status bar text follows the bridge and the connection', () => {
   assert.match(failed.text, /Failed/);
   assert.match(failed.tooltip, /connection refused/);
   assert.match(statusView('restarting', { state: 'connected' }).text, /restarting/);
+});
+
+void test('status bar text follows a V1 agent', () => {
+  const v1 = (executionStatus: string): ReturnType<typeof statusView> => statusView('running', { state: 'connected', protocol: 'v1', conversationId: '0123456789abcdef', executionStatus });
+  assert.match(v1('running').text, /Agent working/);
+  assert.match(v1('waiting_for_confirmation').text, /Waiting for you/);
+  assert.match(v1('paused').text, /Paused/);
+  assert.match(v1('paused').tooltip, /Resume Agent/);
+  assert.match(v1('finished').text, /Done \(01234567\)/);
+  assert.match(v1('stuck').text, /stuck/);
+  assert.match(v1('idle').text, /Connected \(01234567\)/);
+  assert.match(v1('running').tooltip, /Conversation 0123456789abcdef/);
+});
+
+void test('conversation lines: what the agent says and does, and what it got back', () => {
+  const text = (t: string): { type: string; text: string } => ({ type: 'text', text: t });
+  assert.equal(describeEvent({ kind: 'MessageEvent', source: 'user', llm_message: { role: 'user', content: [text('Fix it.')] } }), 'You: Fix it.');
+  assert.equal(describeEvent({ kind: 'MessageEvent', source: 'agent', llm_message: { role: 'assistant', content: [text('Done.')] } }), 'Agent: Done.');
+  assert.equal(describeEvent({ kind: 'ActionEvent', tool_name: 'terminal', thought: [text('Run the tests.')], action: { kind: 'MCPToolAction', data: { command: 'make test' } } }),
+    'Agent thinks: Run the tests.\nAgent runs: make test');
+  assert.equal(describeEvent({ kind: 'ActionEvent', tool_name: 'file_editor', thought: [], action: { kind: 'MCPToolAction', data: { command: 'str_replace', path: '/w/a.py' } } }),
+    'Agent edits (str_replace): /w/a.py');
+  assert.equal(describeEvent({ kind: 'ActionEvent', tool_name: 'finish', thought: [], action: { kind: 'FinishAction', message: 'All green.' } }), 'Agent finished: All green.');
+  const long = Array.from({ length: 20 }, (_, i) => `line ${i}`).join('\n');
+  const obs = describeEvent({ kind: 'ObservationEvent', tool_name: 'terminal', observation: { kind: 'MCPToolObservation', is_error: false, content: [text("[Tool 'terminal' executed.]"), text(long)] } }) ?? '';
+  assert.match(obs, /^Result \(terminal\):\n {4}line 0\n/);
+  assert.match(obs, /… \(8 more lines\)$/);
+  assert.match(describeEvent({ kind: 'ObservationEvent', tool_name: 'file_editor', observation: { kind: 'MCPToolObservation', is_error: true, content: [text('x'), text('No file.')] } }) ?? '', /^Failed \(file_editor\)/);
+  assert.equal(describeEvent({ kind: 'UserRejectObservation', tool_name: 'terminal', rejection_reason: 'not now' }), 'Rejected (terminal): not now');
+  assert.equal(describeEvent({ kind: 'ConversationStateUpdateEvent', key: 'execution_status', value: 'running' }), undefined);
+  assert.equal(describeEvent({ action: 'run', args: {} }), undefined); // V0's events are not V1's
 });
 
 void test('terminal reuse: newest idle OpenHands terminal with shell integration, else a new one', () => {
