@@ -108,8 +108,9 @@ func (d *demo) startBridge(bin string) error {
 	return nil
 }
 
-// printEvents shows the conversation as the editor receives it, until done.
-func (d *demo) printEvents(done <-chan struct{}, describe func(map[string]any) string) {
+// printEvents shows the conversation as the editor receives it, until
+// done is closed or last says an event was the last.
+func (d *demo) printEvents(done <-chan struct{}, describe func(map[string]any) string, last func(map[string]any) bool) {
 	for {
 		m, err := d.client.AwaitNotification(d.ctx, "openhands/did_receive_event", nil)
 		if err != nil {
@@ -123,6 +124,9 @@ func (d *demo) printEvents(done <-chan struct{}, describe func(map[string]any) s
 		var p struct{ Event map[string]any }
 		json.Unmarshal(m.Params, &p)
 		fmt.Fprint(d.out, describe(p.Event))
+		if last != nil && last(p.Event) {
+			return
+		}
 	}
 }
 

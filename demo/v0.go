@@ -61,7 +61,7 @@ func runV0(bin string, keep bool, out io.Writer) (*summaryV0, error) {
 		return nil, err
 	}
 	done := make(chan struct{})
-	go d.printEvents(done, describeV0)
+	go d.printEvents(done, describeV0, nil)
 	fmt.Fprintf(out, "== the bridge dials %s on demand (openhands/connect, protocol v0)\n\n", peer.URL)
 	var res struct{ ConversationID string }
 	if err := d.client.Call(d.ctx, "openhands/connect", map[string]any{

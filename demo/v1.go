@@ -6,7 +6,6 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/oh-bridge/oh-bridge/dial/dialtest"
 )
@@ -65,8 +64,15 @@ func runV1(bin string, keep bool, out io.Writer) (*summaryV1, error) {
 	if err := d.startBridge(bin); err != nil {
 		return nil, err
 	}
-	done := make(chan struct{})
-	go d.printEvents(done, describeV1)
+	// The story ends with the finish tool's observation: the status can
+	// say "finished" first, when the socket opens after the agent is done.
+	printed := make(chan struct{})
+	go func() {
+		defer close(printed)
+		d.printEvents(nil, describeV1, func(e map[string]any) bool {
+			return e["kind"] == "ObservationEvent" && e["tool_name"] == "finish"
+		})
+	}()
 	fmt.Fprintf(out, "== the bridge dials %s on demand (openhands/connect) and serves its tools over MCP\n\n", peer.URL)
 	var res struct{ ConversationID string }
 	if err := d.client.Call(d.ctx, "openhands/connect", map[string]any{
@@ -77,14 +83,16 @@ func runV1(bin string, keep bool, out io.Writer) (*summaryV1, error) {
 	}, &res); err != nil {
 		return nil, fmt.Errorf("connect: %w", err)
 	}
+	select {
+	case <-printed:
+	case <-d.ctx.Done():
+		return nil, fmt.Errorf("the agent did not finish: %w", d.ctx.Err())
+	}
 	if _, err := d.client.AwaitNotification(d.ctx, "openhands/did_change_status", func(p json.RawMessage) bool {
 		return strings.Contains(string(p), `"executionStatus":"finished"`)
 	}); err != nil {
 		return nil, err
 	}
-	// The finish observation follows the action; give the stream a moment.
-	time.Sleep(200 * time.Millisecond)
-	close(done)
 
 	var st summaryV1
 	d.client.Call(d.ctx, "openhands/status", nil, &st)

@@ -183,8 +183,19 @@ func (s *Server) Sessions() int {
 	return n
 }
 
-// closeSessions ends every MCP session (and so every agent's terminal).
+// closeSessions ends every agent's terminal, then every MCP session. In
+// that order: closing a session waits for its running calls, and a call
+// waits for its command.
 func (s *Server) closeSessions() {
+	s.mu.Lock()
+	agents := make([]*session.Agent, 0, len(s.agents))
+	for _, a := range s.agents {
+		agents = append(agents, a)
+	}
+	s.mu.Unlock()
+	for _, a := range agents {
+		a.Close()
+	}
 	for ss := range s.mcp.Sessions() {
 		ss.Close()
 	}

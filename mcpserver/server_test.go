@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -186,4 +187,58 @@ func TestErrorsAreResults(t *testing.T) {
 	if _, err := c.CallTool(ctx, &mcp.CallToolParams{Name: "browser", Arguments: map[string]any{}}); err == nil || !strings.Contains(err.Error(), `unknown tool "browser"`) {
 		t.Fatalf("an unknown tool: %v", err)
 	}
+}
+
+// TestCloseEndsRunningCalls: closing the endpoint (mcp/stop, the bridge
+// exiting) ends the agents' running commands and their calls, instead of
+// waiting for them: a client that went away mid-call leaves nothing behind.
+func TestCloseEndsRunningCalls(t *testing.T) {
+	srv, sess, _ := newServer(t)
+	ep, err := srv.ListenHTTP(mcpserver.HTTPOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := &http.Client{Transport: bearer{token: ep.Token, next: http.DefaultTransport}}
+	c, err := mcp.NewClient(&mcp.Implementation{Name: "sleeper", Version: "1"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: ep.URL, HTTPClient: hc}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	marker := "sleep 47.5"
+	called := make(chan error, 1)
+	go func() {
+		_, err := c.CallTool(context.Background(), &mcp.CallToolParams{Name: "terminal", Arguments: map[string]any{"command": marker}})
+		called <- err
+	}()
+	for deadline := time.Now().Add(20 * time.Second); !sleeping(marker); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the command never started")
+		}
+	}
+	closed := make(chan struct{})
+	go func() { ep.Close(context.Background()); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(20 * time.Second):
+		t.Fatal("Close waited for the running command")
+	}
+	if sleeping(marker) {
+		t.Error("the command outlived the endpoint")
+	}
+	if n := len(sess.Agents()); n != 0 {
+		t.Errorf("%d agents after Close", n)
+	}
+}
+
+// sleeping reports whether a process runs with this command line.
+func sleeping(cmdline string) bool {
+	dirs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, d := range dirs {
+		b, _ := os.ReadFile(d)
+		if strings.ReplaceAll(strings.TrimRight(string(b), "\x00"), "\x00", " ") == cmdline {
+			return true
+		}
+	}
+	return false
 }

@@ -75,6 +75,9 @@ type header struct {
 	Key       string          `json:"key"`
 	Value     json.RawMessage `json:"value"`
 	ActionID  string          `json:"action_id"`
+	// ToolCallID ties an AgentErrorEvent, which has no action_id, to its
+	// action.
+	ToolCallID string `json:"tool_call_id"`
 }
 
 // resumeMargin is how far before the last event seen a resumed stream

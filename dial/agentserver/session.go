@@ -107,6 +107,7 @@ type Session struct {
 	order   []string                   // their ids, oldest first
 	asking  bool                       // a confirmation is being asked and answered
 	asked   map[string]bool            // actions the user was asked about
+	calls   map[string]string          // action ids by tool call id
 }
 
 // Connect checks the server, creates or finds the conversation, and
@@ -149,6 +150,7 @@ func Connect(ctx context.Context, o Options) (*Session, error) {
 		seen:    map[string]bool{},
 		pending: map[string]json.RawMessage{},
 		asked:   map[string]bool{},
+		calls:   map[string]string{},
 		status: Status{Protocol: "v1", State: StateConnecting, ServerURL: c.URL(), ServerVersion: info.Version,
 			ConversationID: conv.ID, ExecutionStatus: conv.ExecutionStatus},
 	}
@@ -339,9 +341,14 @@ func (s *Session) deliver(data []byte) {
 		if h.ID != "" {
 			s.pending[h.ID] = data
 			s.order = append(s.order, h.ID)
+			if h.ToolCallID != "" {
+				s.calls[h.ToolCallID] = h.ID
+			}
 		}
-	case "ObservationEvent", "UserRejectObservation", "AgentErrorEvent":
+	case "ObservationEvent", "UserRejectObservation":
 		delete(s.pending, h.ActionID)
+	case "AgentErrorEvent":
+		delete(s.pending, s.calls[h.ToolCallID])
 	}
 	s.mu.Unlock()
 	if s.opts.OnEvent != nil {

@@ -315,6 +315,10 @@ func TestConversationUsesTheBridgesTools(t *testing.T) {
 	o.Task = "Make calc.sh pass."
 	s := connect(t, o)
 	p.AwaitLine(t, "SCRIPT_DONE ")
+	// A socket opened after the agent finished says so in its first
+	// event, before it replays the log: wait for the whole log.
+	logged := allEvents(t, p.URL, "k3y", s.ConversationID())
+	r.await(t, "the whole log", func(ev []json.RawMessage, _ []agentserver.Status) bool { return len(persisted(ev)) >= len(logged) })
 	r.awaitExecution(t, "finished")
 
 	got, _ := os.ReadFile(calc)
@@ -327,7 +331,7 @@ func TestConversationUsesTheBridgesTools(t *testing.T) {
 		kinds = append(kinds, describe(e))
 	}
 	want := []string{
-		"MessageEvent", "ConversationStateUpdateEvent(execution_status)", "SystemPromptEvent",
+		"SystemPromptEvent", "MessageEvent", "ConversationStateUpdateEvent(execution_status)",
 		"ActionEvent(file_editor)", "ObservationEvent(file_editor)",
 		"ActionEvent(terminal)", "ObservationEvent(terminal)",
 		"ActionEvent(file_editor)", "ObservationEvent(file_editor)",
@@ -372,8 +376,8 @@ func TestConversationUsesTheBridgesTools(t *testing.T) {
 			t.Errorf("observation %d:\n got %q\nwant %q…", i, obs[i], w)
 		}
 	}
-	sameOnce(t, events, allEvents(t, p.URL, "k3y", s.ConversationID()))
-	if !slices.Equal(ids(events), ids(allEvents(t, p.URL, "k3y", s.ConversationID()))) {
+	sameOnce(t, events, logged)
+	if !slices.Equal(ids(events), ids(logged)) {
 		t.Errorf("the events arrived out of the server's order")
 	}
 	st := s.Status()
@@ -387,7 +391,6 @@ func TestConversationUsesTheBridgesTools(t *testing.T) {
 	o2 := connectOptions(b, p.URL, r2)
 	o2.SessionAPIKey, o2.ConversationID, o2.LLM = "k3y", s.ConversationID(), nil
 	s2 := connect(t, o2)
-	logged := allEvents(t, p.URL, "k3y", s.ConversationID())
 	r2.await(t, "the replayed log", func(ev []json.RawMessage, _ []agentserver.Status) bool { return len(persisted(ev)) >= len(logged) })
 	if got := ids(persisted(r2.snapshot())); !slices.Equal(got, ids(logged)) {
 		t.Errorf("attached: %d events, want the %d of the log in order", len(got), len(logged))
@@ -485,6 +488,34 @@ func TestInterruptStopsTheCommand(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(b.dir, "late.txt")); err == nil {
 		t.Errorf("the command ran on")
+	}
+	// The AgentErrorEvent answers the action by its tool call id (it has
+	// no action_id): nothing is left running.
+	r.await(t, "no running action", func(_ []json.RawMessage, st []agentserver.Status) bool { return last(st).RunningActions == 0 })
+}
+
+// TestServerDiesMidAction: an agent-server that dies while a tool call
+// runs comes back with the conversation in "error" and the call answered
+// by an AgentErrorEvent; the session follows.
+func TestServerDiesMidAction(t *testing.T) {
+	b := newBridge(t)
+	state := t.TempDir()
+	script := writeScript(t, []step{terminal("sleep 30")})
+	p := dialtest.StartAgentServer(t, "--script", script, "--state", state)
+	port := p.URL[strings.LastIndex(p.URL, ":")+1:]
+	r := newRecorder()
+	o := connectOptions(b, p.URL, r)
+	o.Task = "wait"
+	s := connect(t, o)
+	r.await(t, "the running action", func(_ []json.RawMessage, st []agentserver.Status) bool { return last(st).RunningActions == 1 })
+	p.Stop()
+	dialtest.StartAgentServer(t, "--script", script, "--state", state, "--port", port)
+	r.awaitExecution(t, "error")
+	r.await(t, "the AgentErrorEvent", func(ev []json.RawMessage, st []agentserver.Status) bool {
+		return slices.ContainsFunc(ev, func(e json.RawMessage) bool { return parse(e).Kind == "AgentErrorEvent" }) && last(st).RunningActions == 0
+	})
+	if st := s.Status(); st.State != agentserver.StateConnected {
+		t.Errorf("status %+v", st)
 	}
 }
 
