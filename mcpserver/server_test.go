@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/oh-bridge/oh-bridge/mcpserver"
+	"github.com/oh-bridge/oh-bridge/ohruntime/ohtest"
 	"github.com/oh-bridge/oh-bridge/ohtools"
 	"github.com/oh-bridge/oh-bridge/session"
 	"github.com/oh-bridge/oh-bridge/shellint"
@@ -206,16 +206,8 @@ func TestCloseEndsRunningCalls(t *testing.T) {
 	}
 	defer c.Close()
 	marker := "sleep 47.5"
-	called := make(chan error, 1)
-	go func() {
-		_, err := c.CallTool(context.Background(), &mcp.CallToolParams{Name: "terminal", Arguments: map[string]any{"command": marker}})
-		called <- err
-	}()
-	for deadline := time.Now().Add(20 * time.Second); !sleeping(marker); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the command never started")
-		}
-	}
+	go c.CallTool(context.Background(), &mcp.CallToolParams{Name: "terminal", Arguments: map[string]any{"command": marker}})
+	ohtest.WaitFor(t, "the command to start", func() bool { return ohtest.Running(marker) })
 	closed := make(chan struct{})
 	go func() { ep.Close(context.Background()); close(closed) }()
 	select {
@@ -223,22 +215,10 @@ func TestCloseEndsRunningCalls(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("Close waited for the running command")
 	}
-	if sleeping(marker) {
+	if ohtest.Running(marker) {
 		t.Error("the command outlived the endpoint")
 	}
 	if n := len(sess.Agents()); n != 0 {
 		t.Errorf("%d agents after Close", n)
 	}
-}
-
-// sleeping reports whether a process runs with this command line.
-func sleeping(cmdline string) bool {
-	dirs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	for _, d := range dirs {
-		b, _ := os.ReadFile(d)
-		if strings.ReplaceAll(strings.TrimRight(string(b), "\x00"), "\x00", " ") == cmdline {
-			return true
-		}
-	}
-	return false
 }

@@ -17,15 +17,7 @@ import (
 // every answer and event the stand-in gave are checked against the
 // agent-server's schema types that client ships (agent_server_schema.cjs).
 func TestAgentServerClients(t *testing.T) {
-	node := requireTool(t, "node", "Node.js 18 or newer")
-	dir := filepath.Join(repoRoot(t), "test", "node")
-	if !isDir(filepath.Join(dir, "node_modules", "@openhands", "typescript-client")) {
-		msg := "run `npm ci --prefix test/node` first (the Taskfile's test task does)"
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	node, dir := nodeClients(t, "@openhands/typescript-client")
 	script, _ := json.Marshal(map[string]any{"turns": [][]map[string]any{
 		{{"tool": "terminal", "arguments": map[string]any{"command": "echo hi >> hello.txt && cat hello.txt"}, "thought": "Append hi."}},
 		{{"message": "hello.txt has hi."}},

@@ -58,6 +58,22 @@ func requireTool(t *testing.T, name, hint string) string {
 	return path
 }
 
+// nodeClients returns node and test/node, where the external test clients
+// live, once module (a path under node_modules) is installed there.
+func nodeClients(t *testing.T, module string) (node, dir string) {
+	t.Helper()
+	node = requireTool(t, "node", "Node.js 18 or newer")
+	dir = filepath.Join(repoRoot(t), "test", "node")
+	if !isDir(filepath.Join(dir, "node_modules", filepath.FromSlash(module))) {
+		msg := "run `npm ci --prefix test/node` first (the Taskfile's test task does)"
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return node, dir
+}
+
 // bridge is a running oh-bridge process and a client on its stdio.
 type bridge struct {
 	cmd    *exec.Cmd
@@ -293,15 +309,7 @@ func isDir(p string) bool {
 // TestVSCodeJSONRPCClient drives the binary with vscode-jsonrpc, the
 // library the VS Code extension uses (test/node).
 func TestVSCodeJSONRPCClient(t *testing.T) {
-	node := requireTool(t, "node", "Node.js 18 or newer")
-	dir := filepath.Join(repoRoot(t), "test", "node")
-	if !isDir(filepath.Join(dir, "node_modules", "vscode-jsonrpc")) {
-		msg := "run `npm ci --prefix test/node` first (the Taskfile's test task does)"
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	node, dir := nodeClients(t, "vscode-jsonrpc")
 	runClient(t, exec.Command(node, filepath.Join(dir, "lifecycle.cjs"), bin, t.TempDir(), t.TempDir()))
 }
 

@@ -20,15 +20,7 @@ import (
 // MCP endpoint (Streamable HTTP) with the official MCP TypeScript SDK, and
 // checks that HTTP calls land in the editor's session (test/node/mcp.cjs).
 func TestMCPSDKClient(t *testing.T) {
-	node := requireTool(t, "node", "Node.js 18 or newer")
-	dir := filepath.Join(repoRoot(t), "test", "node")
-	if !isDir(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk")) {
-		msg := "run `npm ci --prefix test/node` first (the Taskfile's test task does)"
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	node, dir := nodeClients(t, "@modelcontextprotocol/sdk")
 	runClient(t, exec.Command(node, filepath.Join(dir, "mcp.cjs"), bin,
 		filepath.Join(repoRoot(t), "fixtures", "openhands-v1", "tools.json"), t.TempDir()))
 }

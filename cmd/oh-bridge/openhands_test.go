@@ -2,7 +2,6 @@ package main_test
 
 import (
 	"encoding/json"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -12,15 +11,7 @@ import (
 // TestOpenHandsGoldenThroughVSCodeJSONRPC replays every fixtures/openhands
 // case through the compiled binary with the vscode-jsonrpc client.
 func TestOpenHandsGoldenThroughVSCodeJSONRPC(t *testing.T) {
-	node := requireTool(t, "node", "Node.js 18 or newer")
-	dir := filepath.Join(repoRoot(t), "test", "node")
-	if !isDir(filepath.Join(dir, "node_modules", "vscode-jsonrpc")) {
-		msg := "run `npm ci --prefix test/node` first (the Taskfile's test task does)"
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	node, dir := nodeClients(t, "vscode-jsonrpc")
 	fixtures := filepath.Join(repoRoot(t), "fixtures", "openhands")
 	runClient(t, exec.Command(node, filepath.Join(dir, "openhands.cjs"), bin, fixtures, t.TempDir()))
 }

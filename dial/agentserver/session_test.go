@@ -15,6 +15,7 @@ import (
 	"github.com/oh-bridge/oh-bridge/dial/agentserver"
 	"github.com/oh-bridge/oh-bridge/dial/dialtest"
 	"github.com/oh-bridge/oh-bridge/mcpserver"
+	"github.com/oh-bridge/oh-bridge/ohruntime/ohtest"
 	"github.com/oh-bridge/oh-bridge/session"
 	"github.com/oh-bridge/oh-bridge/shellint"
 )
@@ -127,6 +128,18 @@ func (r *recorder) awaitExecution(t *testing.T, status string) {
 	r.await(t, "execution status "+status, func(_ []json.RawMessage, st []agentserver.Status) bool {
 		return last(st).ExecutionStatus == status
 	})
+}
+
+// awaitEvent waits for an event of a kind ("ActionEvent") or, told as
+// describe tells it, of a tool ("ObservationEvent(finish)").
+func (r *recorder) awaitEvent(t *testing.T, want string) {
+	t.Helper()
+	r.await(t, want, func(ev []json.RawMessage, _ []agentserver.Status) bool { return has(ev, want) })
+}
+
+// has reports whether events hold one of a kind, or as describe tells it.
+func has(events []json.RawMessage, want string) bool {
+	return slices.ContainsFunc(events, func(e json.RawMessage) bool { return parse(e).Kind == want || describe(e) == want })
 }
 
 func (r *recorder) snapshot() []json.RawMessage {
@@ -436,9 +449,7 @@ func TestPauseAndResume(t *testing.T) {
 	o := connectOptions(b, p.URL, r)
 	o.Task = "write one and two"
 	s := connect(t, o)
-	r.await(t, "the first action", func(ev []json.RawMessage, _ []agentserver.Status) bool {
-		return slices.ContainsFunc(ev, func(e json.RawMessage) bool { return parse(e).Kind == "ActionEvent" })
-	})
+	r.awaitEvent(t, "ActionEvent")
 	if err := s.Pause(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -473,17 +484,15 @@ func TestInterruptStopsTheCommand(t *testing.T) {
 	o := connectOptions(b, p.URL, r)
 	o.Task = "sleep"
 	s := connect(t, o)
-	r.await(t, "the action", func(ev []json.RawMessage, _ []agentserver.Status) bool {
-		return slices.ContainsFunc(ev, func(e json.RawMessage) bool { return parse(e).Kind == "ActionEvent" })
-	})
-	waitFor(t, "the command to start", func() bool { return running(marker) })
+	r.awaitEvent(t, "ActionEvent")
+	ohtest.WaitFor(t, "the command to start", func() bool { return ohtest.Running(marker) })
 	if err := s.Interrupt(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	r.awaitExecution(t, "paused")
-	waitFor(t, "the command to be interrupted", func() bool { return !running(marker) })
+	ohtest.WaitFor(t, "the command to be interrupted", func() bool { return !ohtest.Running(marker) })
 	events := r.snapshot()
-	if !slices.ContainsFunc(events, func(e json.RawMessage) bool { return parse(e).Kind == "AgentErrorEvent" }) {
+	if !has(events, "AgentErrorEvent") {
 		t.Errorf("no AgentErrorEvent for the interrupted action")
 	}
 	if _, err := os.Stat(filepath.Join(b.dir, "late.txt")); err == nil {
@@ -512,33 +521,10 @@ func TestServerDiesMidAction(t *testing.T) {
 	dialtest.StartAgentServer(t, "--script", script, "--state", state, "--port", port)
 	r.awaitExecution(t, "error")
 	r.await(t, "the AgentErrorEvent", func(ev []json.RawMessage, st []agentserver.Status) bool {
-		return slices.ContainsFunc(ev, func(e json.RawMessage) bool { return parse(e).Kind == "AgentErrorEvent" }) && last(st).RunningActions == 0
+		return has(ev, "AgentErrorEvent") && last(st).RunningActions == 0
 	})
 	if st := s.Status(); st.State != agentserver.StateConnected {
 		t.Errorf("status %+v", st)
-	}
-}
-
-// running reports whether a process runs with this command line.
-func running(cmdline string) bool {
-	dirs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	for _, d := range dirs {
-		b, _ := os.ReadFile(d)
-		if strings.ReplaceAll(strings.TrimRight(string(b), "\x00"), "\x00", " ") == cmdline {
-			return true
-		}
-	}
-	return false
-}
-
-func waitFor(t *testing.T, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 
@@ -569,9 +555,7 @@ func TestConfirmation(t *testing.T) {
 		return agentserver.Decision{Accept: true}, nil
 	}
 	connect(t, o)
-	r.await(t, "the rejection", func(ev []json.RawMessage, _ []agentserver.Status) bool {
-		return slices.ContainsFunc(ev, func(e json.RawMessage) bool { return parse(e).Kind == "UserRejectObservation" })
-	})
+	r.awaitEvent(t, "UserRejectObservation")
 	r.awaitExecution(t, "idle")
 	if _, err := os.Stat(filepath.Join(b.dir, "a.txt")); err != nil {
 		t.Errorf("the accepted action did not run: %v", err)
@@ -618,9 +602,7 @@ func TestDroppedStreamLosesNothing(t *testing.T) {
 	}
 	p.AwaitLine(t, "SCRIPT_DONE ")
 	r.awaitExecution(t, "finished")
-	r.await(t, "the finish observation", func(ev []json.RawMessage, _ []agentserver.Status) bool {
-		return slices.ContainsFunc(ev, func(e json.RawMessage) bool { return describe(e) == "ObservationEvent(finish)" })
-	})
+	r.awaitEvent(t, "ObservationEvent(finish)")
 	sameOnce(t, persisted(r.snapshot()), allEvents(t, p.URL, "", s.ConversationID()))
 	reconnects := 0
 	r.mu.Lock()
@@ -672,8 +654,7 @@ func TestServerRestart(t *testing.T) {
 	}
 	p2.AwaitLine(t, "SCRIPT_DONE ")
 	r.await(t, "the finish", func(ev []json.RawMessage, st []agentserver.Status) bool {
-		return slices.ContainsFunc(ev, func(e json.RawMessage) bool { return describe(e) == "ObservationEvent(finish)" }) &&
-			last(st).ExecutionStatus == "finished"
+		return has(ev, "ObservationEvent(finish)") && last(st).ExecutionStatus == "finished"
 	})
 	sameOnce(t, persisted(r.snapshot()), allEvents(t, p2.URL, "", s.ConversationID()))
 	if obs := observations(r.snapshot()); len(obs) != 2 || !strings.Contains(obs[1], "after") {

@@ -93,10 +93,7 @@ async function main() {
     { action: 'edit', args: { command: 'str_replace', path: notes, old_str: 'hello', new_str: 'hello from the agent', impl_source: 'oh_aci' } },
   ]));
   const peer = start('/usr/bin/python3', [path.join(REPO, 'fixtures', 'peers', 'openhands_standin.py'), '--script', script]);
-  const peerURL = await until('the stand-in', () => {
-    const l = peer.lines.find((x) => x.startsWith('PORT '));
-    return l && `http://127.0.0.1:${l.slice(5)}`;
-  });
+  const peerURL = await standInURL(peer, 'the stand-in');
 
   fs.writeFileSync(path.join(userData, 'User', 'settings.json'), JSON.stringify({
     'openhands.serverUrl': peerURL,
@@ -126,29 +123,15 @@ async function main() {
   try {
     await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`);
     await page.waitForSelector('.monaco-workbench', { timeout: 60_000 });
-    const status = () => page.locator('.statusbar').innerText();
-    // The text editor in the editor area (the Chat panel's input is a Monaco editor too).
-    // Monaco renders spaces as U+00A0.
-    const editorText = async () => (await page.locator('.editor-group-container .monaco-editor .view-lines').first().innerText()).replace(/\u00a0/g, ' ');
+    const { status, editorText } = workbench(page);
     // "OpenHands" alone is the spinner while the bridge starts.
     const started = await until('the extension to start the bridge', async () => /OpenHands: /.test(await status()) && (await status()), 60_000);
     check('the status bar shows the bridge, disconnected', /OpenHands: Disconnected/.test(started), started);
 
-    // Open notes.txt so the agent's edit has an open buffer to land in.
-    await page.locator('.monaco-workbench').click({ position: { x: 700, y: 400 } });
-    await page.keyboard.press('Control+P');
-    await page.waitForSelector('.quick-input-widget input', { state: 'visible' });
-    await page.keyboard.type('notes.txt');
-    await page.waitForSelector('.quick-input-list .monaco-list-row', { state: 'visible' });
-    await page.keyboard.press('Enter');
-    await until('notes.txt in the editor', async () => (await editorText()).includes('hello'));
+    await openFile(page, editorText, 'notes.txt', 'hello');
     await page.screenshot({ path: path.join(OUT_DIR, '1-before-connect.png') });
 
-    await page.keyboard.press('F1');
-    await page.waitForSelector('.quick-input-widget input', { state: 'visible' });
-    await page.keyboard.type('OpenHands: Connect to Server');
-    await page.waitForSelector('.quick-input-list .monaco-list-row', { state: 'visible' });
-    await page.keyboard.press('Enter');
+    await runCommand(page, 'OpenHands: Connect to Server');
     // Mode "ask" (the default): a modal asks before each action; answer it
     // as a user would.
     const prompts = [];
@@ -163,20 +146,13 @@ async function main() {
     }, 120_000);
     check('the user was asked before the command ran and before the edit', prompts.length === 2 && prompts[0].includes('run `echo e2e-output') && prompts[1].includes('str_replace'), JSON.stringify(prompts));
 
-    const edited = await until('the edit in the editor', async () => {
-      const t = await editorText();
-      return t.includes('hello from the agent') && t;
-    }).catch((e) => String(e));
+    const edited = await editorShows(editorText, 'hello from the agent', 'the edit in the editor');
     check('the agent edit landed in the open editor', edited.includes('hello from the agent'), edited);
     check('the edit went to the buffer (through workspace/applyEdit), not straight to disk', fs.readFileSync(notes, 'utf8') === 'hello\n', fs.readFileSync(notes, 'utf8'));
     const dirty = await page.locator('.tab.dirty').count();
     check('the edited buffer is unsaved (the user reviews and saves it)', dirty > 0, `${dirty} dirty tabs`);
 
-    const terminalText = await until('the agent terminal', async () => {
-      const t = await page.locator('.xterm-rows').allInnerTexts();
-      const all = t.join('\n').replace(/\u00a0/g, ' ');
-      return all.includes('e2e-output-42') && all;
-    }).catch((e) => String(e));
+    const terminalText = await terminalShows(page, 'e2e-output-42', 'the agent terminal');
     check('the agent terminal shows the command output', terminalText.includes('e2e-output-42'), terminalText.slice(0, 500));
     const tabs = await page.locator('.terminal-tabs-entry, .single-terminal-tab, .terminal-tab').allInnerTexts().catch(() => []);
     check('the agent terminal is named "OpenHands: agent"', (await page.content()).includes('OpenHands: agent'), tabs.join(' | '));
@@ -196,6 +172,54 @@ async function main() {
   } finally {
     await browser.close();
   }
+}
+
+// standInURL waits for a stand-in to say its port.
+function standInURL(child, what) {
+  return until(what, () => {
+    const l = child.lines.find((x) => x.startsWith('PORT '));
+    return l && `http://127.0.0.1:${l.slice(5)}`;
+  });
+}
+
+// workbench reads a VS Code window: its status bar, and the text editor in
+// its editor area (the Chat panel's input is a Monaco editor too; Monaco
+// renders spaces as U+00A0).
+function workbench(page) {
+  return {
+    status: () => page.locator('.statusbar').innerText(),
+    editorText: async () => (await page.locator('.editor-group-container .monaco-editor .view-lines').first().innerText()).replace(/\u00a0/g, ' '),
+  };
+}
+
+// openFile opens a workspace file with Quick Open, so an agent's edit has
+// an open buffer to land in.
+async function openFile(page, editorText, name, text) {
+  await page.locator('.monaco-workbench').click({ position: { x: 700, y: 400 } });
+  await page.keyboard.press('Control+P');
+  await page.waitForSelector('.quick-input-widget input', { state: 'visible' });
+  await page.keyboard.type(name);
+  await page.waitForSelector('.quick-input-list .monaco-list-row', { state: 'visible' });
+  await page.keyboard.press('Enter');
+  await until(`${name} in the editor`, async () => (await editorText()).includes(text));
+}
+
+// terminalShows waits until a terminal of the window shows text; it
+// returns what the terminals show, or the error.
+function terminalShows(page, text, what) {
+  return until(what, async () => {
+    const all = (await page.locator('.xterm-rows').allInnerTexts()).join('\n').replace(/\u00a0/g, ' ');
+    return all.includes(text) && all;
+  }).catch((e) => String(e));
+}
+
+// editorShows waits until the editor has text; it returns the editor's
+// text, or the error.
+function editorShows(editorText, text, what) {
+  return until(what, async () => {
+    const t = await editorText();
+    return t.includes(text) && t;
+  }).catch((e) => String(e));
 }
 
 // runCommand runs a command from the command palette.
@@ -255,10 +279,7 @@ async function mcpAgent(page, notes, editorText) {
     const text = ran.result.content.map((c) => c.text).join('');
     check('the MCP agent\'s command ran, with OpenHands\' text', text.startsWith('mcp-output-42\n[The command completed with exit code 0.]'), text);
     check('the user was asked, naming the agent', ran.prompts.length === 1 && ran.prompts[0].includes('e2e-agent 1.0 wants to run `echo mcp-output'), JSON.stringify(ran.prompts));
-    const terminalText = await until('the MCP agent\'s terminal', async () => {
-      const all = (await page.locator('.xterm-rows').allInnerTexts()).join('\n').replace(/\u00a0/g, ' ');
-      return all.includes('mcp-output-42') && all;
-    }).catch((e) => String(e));
+    const terminalText = await terminalShows(page, 'mcp-output-42', 'the MCP agent\'s terminal');
     check('the MCP agent\'s command shows in a terminal of VS Code', terminalText.includes('mcp-output-42'), terminalText.slice(0, 500));
     const named = await until('the terminal named after the agent', async () => {
       const labels = await page.locator('.terminal-tabs-entry, .single-terminal-tab').allTextContents();
@@ -268,10 +289,7 @@ async function mcpAgent(page, notes, editorText) {
 
     const edit = await allowWhile(page, client.callTool({ name: 'file_editor', arguments: { command: 'str_replace', path: notes, old_str: 'hello from the agent', new_str: 'hello from the MCP agent' } }));
     check('the MCP agent\'s edit answered OpenHands\' text', !edit.result.isError && edit.result.content[0].text.startsWith(`The file ${notes} has been edited.`), JSON.stringify(edit.result));
-    const edited = await until('the MCP edit in the editor', async () => {
-      const t = await editorText();
-      return t.includes('hello from the MCP agent') && t;
-    }).catch((e) => String(e));
+    const edited = await editorShows(editorText, 'hello from the MCP agent', 'the MCP edit in the editor');
     check('the MCP agent\'s edit landed in the open buffer', edited.includes('hello from the MCP agent'), edited);
     check('the disk still has the saved text', fs.readFileSync(notes, 'utf8') === 'hello\n', fs.readFileSync(notes, 'utf8'));
     await page.screenshot({ path: path.join(OUT_DIR, '4-mcp-agent.png') });
@@ -300,27 +318,17 @@ async function v1Agent(browser, { tmp, port }) {
     [{ finish: 'Done in VS Code.' }],
   ] }));
   const server = start('/usr/bin/python3', [path.join(REPO, 'fixtures', 'peers', 'agent_server_standin.py'), '--script', script]);
-  const url = await until('the agent-server stand-in', () => {
-    const l = server.lines.find((x) => x.startsWith('PORT '));
-    return l && `http://127.0.0.1:${l.slice(5)}`;
-  });
+  const url = await standInURL(server, 'the agent-server stand-in');
   fs.writeFileSync(path.join(ws, '.vscode', 'settings.json'), JSON.stringify({ 'openhands.serverUrl': url, 'openhands.protocol': 'v1',
     'openhands.llm.model': 'e2e/scripted', 'openhands.confirmationMode': true }));
   // A window of its own: leaving the first one would ask about its
   // unsaved buffer.
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-  const status = () => page.locator('.statusbar').innerText();
-  const editorText = async () => (await page.locator('.editor-group-container .monaco-editor .view-lines').first().innerText()).replace(/\u00a0/g, ' ');
+  const { status, editorText } = workbench(page);
   await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`);
   await page.waitForSelector('.monaco-workbench', { timeout: 60_000 });
   await until('the bridge of the new window', async () => /OpenHands: Disconnected/.test(await status()), 60_000);
-  await page.locator('.monaco-workbench').click({ position: { x: 700, y: 400 } });
-  await page.keyboard.press('Control+P');
-  await page.waitForSelector('.quick-input-widget input', { state: 'visible' });
-  await page.keyboard.type('notes.txt');
-  await page.waitForSelector('.quick-input-list .monaco-list-row', { state: 'visible' });
-  await page.keyboard.press('Enter');
-  await until('notes.txt in the editor', async () => (await editorText()).includes('hello'));
+  await openFile(page, editorText, 'notes.txt', 'hello');
 
   await runCommand(page, 'OpenHands: Start Conversation');
   await until('the task input box', async () => (await page.locator('.quick-input-widget').innerText()).includes('What should the OpenHands agent do?'));
@@ -333,15 +341,9 @@ async function v1Agent(browser, { tmp, port }) {
   const results = server.lines.filter((l) => l.startsWith('TOOL_RESULT '));
   check('V1: the agent-server got both results from the bridge\'s tools', results.length === 2 && results[0].includes('v1-output-42') &&
     results[1].includes('has been edited'), results.join('\n').slice(0, 600));
-  const terminalText = await until('the V1 command in a terminal', async () => {
-    const all = (await page.locator('.xterm-rows').allInnerTexts()).join('\n').replace(/\u00a0/g, ' ');
-    return all.includes('v1-output-42') && all;
-  }).catch((e) => String(e));
+  const terminalText = await terminalShows(page, 'v1-output-42', 'the V1 command in a terminal');
   check('V1: the agent\'s command shows in a terminal of VS Code', terminalText.includes('v1-output-42'), terminalText.slice(0, 500));
-  const edited = await until('the V1 edit in the editor', async () => {
-    const t = await editorText();
-    return t.includes('hello from the V1 agent') && t;
-  }).catch((e) => String(e));
+  const edited = await editorShows(editorText, 'hello from the V1 agent', 'the V1 edit in the editor');
   check('V1: the agent\'s edit landed in the open buffer', edited.includes('hello from the V1 agent'), edited);
   check('V1: the disk still has the saved text', fs.readFileSync(notes, 'utf8') === 'hello\n', fs.readFileSync(notes, 'utf8'));
   await runCommand(page, 'OpenHands: Show Conversation');

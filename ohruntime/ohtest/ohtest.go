@@ -1,6 +1,8 @@
 // Package ohtest holds what the golden tests of OpenHands' semantics share,
 // V0's (ohruntime) and V1's (ohtools): reading a JSONL file of cases, and
-// preparing a case's workspace. It is imported by tests only.
+// preparing a case's workspace; and, for the tests of the faces that serve
+// those tools, finding the command an agent runs. It is imported by tests
+// only.
 package ohtest
 
 import (
@@ -97,5 +99,30 @@ func EachFile(t *testing.T, dir string, fn func(t *testing.T, file string)) {
 			t.Parallel()
 			fn(t, file)
 		})
+	}
+}
+
+// Running reports whether a process runs with this command line (its
+// arguments joined by spaces), as an agent's shell runs "sleep 30".
+func Running(cmdline string) bool {
+	dirs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, d := range dirs {
+		b, _ := os.ReadFile(d)
+		if strings.ReplaceAll(strings.TrimRight(string(b), "\x00"), "\x00", " ") == cmdline {
+			return true
+		}
+	}
+	return false
+}
+
+// WaitFor polls ok until it holds, for up to 20 s.
+func WaitFor(t testing.TB, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

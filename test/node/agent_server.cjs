@@ -26,18 +26,7 @@ if (!bin || !serverUrl || !apiKey || !tmp) {
   process.exit(2);
 }
 
-let passed = 0;
-let failed = 0;
-function check(name, ok, detail) {
-  if (ok) {
-    passed++;
-    console.log(`ok   ${name}`);
-  } else {
-    failed++;
-    console.log(`FAIL ${name}${detail === undefined ? '' : `\n     ${typeof detail === 'string' ? detail : JSON.stringify(detail)}`}`);
-  }
-}
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const { check, finish, sleep } = require('./report.cjs');
 
 // until polls cond for up to 30 s.
 async function until(what, cond) {
@@ -207,7 +196,4 @@ async function main() {
   check('the bridge wrote nothing on stderr at --log-level error', stderr === '', stderr);
 }
 
-main().then(() => {
-  console.log(`${passed} passed, ${failed} failed`);
-  process.exit(failed ? 1 : 0);
-});
+main().then(finish);

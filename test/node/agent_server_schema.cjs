@@ -18,17 +18,7 @@ if (!recordFile || !tmp) {
   process.exit(2);
 }
 
-let passed = 0;
-let failed = 0;
-function check(name, ok, detail) {
-  if (ok) {
-    passed++;
-    console.log(`ok   ${name}`);
-  } else {
-    failed++;
-    console.log(`FAIL ${name}${detail === undefined ? '' : `\n     ${typeof detail === 'string' ? detail : JSON.stringify(detail)}`}`);
-  }
-}
+const { check, finish } = require('./report.cjs');
 
 const pkg = path.join(__dirname, 'node_modules', '@openhands', 'typescript-client');
 const schemaFile = path.join(pkg, 'dist', 'generated', 'agent-server-schema.d.ts');
@@ -170,5 +160,4 @@ for (const s of samples) {
 for (const [label, b] of byLabel) {
   check(`${label} matches the schema (${b.n} checked)`, b.errors.length === 0, b.errors.slice(0, 8).join('\n     '));
 }
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed ? 1 : 0);
+finish();

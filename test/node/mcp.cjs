@@ -24,18 +24,7 @@ if (!bin || !snapshotFile || !tmp) {
 }
 const snapshot = JSON.parse(fs.readFileSync(snapshotFile, 'utf8')).tools;
 
-let passed = 0;
-let failed = 0;
-function check(name, ok, detail) {
-  if (ok) {
-    passed++;
-    console.log(`ok   ${name}`);
-  } else {
-    failed++;
-    console.log(`FAIL ${name}${detail === undefined ? '' : `\n     ${typeof detail === 'string' ? detail : JSON.stringify(detail)}`}`);
-  }
-}
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const { check, finish, sleep } = require('./report.cjs');
 const text = (r) => r.content.filter((c) => c.type === 'text').map((c) => c.text).join('');
 
 // A workspace, and a PATH whose python is known, so the texts are exact.
@@ -254,6 +243,5 @@ async function overHTTP() {
   } catch (err) {
     check('no exception', false, err && err.stack);
   }
-  console.log(`${passed} passed, ${failed} failed`);
-  process.exit(failed === 0 ? 0 : 1);
+  finish();
 })();
