@@ -4,15 +4,24 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"sync/atomic"
 
+	"github.com/oh-bridge/oh-bridge/conversation"
 	"github.com/oh-bridge/oh-bridge/dial/agentserver"
-	"github.com/oh-bridge/oh-bridge/ohtools"
-	"github.com/oh-bridge/oh-bridge/session"
 )
 
 // v1Link is a conversation on an OpenHands agent-server, whose agent uses
 // the session's tools through the MCP endpoint.
-type v1Link struct{ *agentserver.Session }
+type v1Link struct {
+	*agentserver.Session
+	stopObserving func()
+}
+
+// Close stops streaming and following the session's calls.
+func (l v1Link) Close() {
+	l.Session.Close()
+	l.stopObserving()
+}
 
 func (l v1Link) status() any { return l.Status() }
 
@@ -23,6 +32,15 @@ func (l v1Link) reusable(p *connectParams) bool {
 }
 
 func (h *Handlers) connectV1(ctx context.Context, p *connectParams, header http.Header) (link, error) {
+	// The conversation view gets what the agent says and does as
+	// conversation updates, read from the events and the session's calls.
+	var convID atomic.Value
+	convID.Store("")
+	tracker := conversation.New(conversation.Options{Emit: func(u conversation.Update) {
+		_ = h.conn.Notify(context.Background(), "openhands/did_update_conversation",
+			map[string]any{"conversationId": convID.Load(), "update": u})
+	}})
+	stop := h.workspaceSession().Observe(tracker.Observer())
 	s, err := agentserver.Connect(ctx, agentserver.Options{
 		ServerURL:          p.ServerURL,
 		SessionAPIKey:      p.SessionAPIKey,
@@ -35,14 +53,21 @@ func (h *Handlers) connectV1(ctx context.Context, p *connectParams, header http.
 		WorkingDir:         h.Roots()[0],
 		MCP:                h.ensureMCP,
 		Confirm:            h.confirmV1,
-		OnEvent:            h.receiveEvent,
-		OnStatus:           func(st agentserver.Status) { h.reportStatus(st) },
-		Logger:             h.cfg.Logger,
+		OnEvent: func(ev json.RawMessage) {
+			h.receiveEvent(ev)
+			tracker.Event(ev)
+		},
+		OnStatus: func(st agentserver.Status) {
+			convID.Store(st.ConversationID)
+			h.reportStatus(st)
+		},
+		Logger: h.cfg.Logger,
 	})
 	if err != nil {
+		stop()
 		return nil, err
 	}
-	return v1Link{s}, nil
+	return v1Link{s, stop}, nil
 }
 
 // ensureMCP is the MCP endpoint the agent-server's agent reaches its tools
@@ -55,42 +80,15 @@ func (h *Handlers) ensureMCP(ctx context.Context) (agentserver.MCPServer, error)
 	return agentserver.MCPServer{URL: res.URL, Token: res.Token}, nil
 }
 
-// confirmV1 asks the person about an action an agent in confirmation mode
-// waits to run. A tool of the bridge's is described as its call will be,
-// and allowed once here, the call does not ask again.
+// confirmV1 asks the person about an action an agent in confirmation
+// mode waits to run.
 func (h *Handlers) confirmV1(ctx context.Context, event json.RawMessage) (agentserver.Decision, error) {
-	var a struct {
-		ID         string `json:"id"`
-		ToolName   string `json:"tool_name"`
-		ToolCallID string `json:"tool_call_id"`
-		Action     struct {
-			Kind string          `json:"kind"`
-			Data json.RawMessage `json:"data"`
-		} `json:"action"`
-	}
-	json.Unmarshal(event, &a)
-	req := session.PermissionRequest{ToolCallID: a.ToolCallID, Title: a.ToolName, Kind: "other", RawInput: a.Action.Data, Agent: "OpenHands"}
-	if req.ToolCallID == "" {
-		req.ToolCallID = a.ID
-	}
-	var call *ohtools.Call
-	if a.Action.Kind == "MCPToolAction" {
-		if c, err := ohtools.Parse(a.ToolName, a.Action.Data); err == nil {
-			call, req.Title, req.Kind = c, c.Action.Title, c.Action.Kind
-		}
-	} else if len(a.Action.Kind) > 0 {
-		req.Title, req.Kind, req.RawInput = a.ToolName, "think", event
-	}
-	sess := h.workspaceSession()
-	allowed, err := sess.Permit(ctx, req)
+	allowed, err := conversation.Confirm(ctx, h.workspaceSession(), event)
 	if err != nil {
 		return agentserver.Decision{}, err
 	}
 	if !allowed {
 		return agentserver.Decision{Reason: "User rejected the action."}, nil
-	}
-	if call != nil {
-		sess.PreApprove(a.ToolName, a.Action.Data)
 	}
 	return agentserver.Decision{Accept: true}, nil
 }

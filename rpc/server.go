@@ -78,6 +78,9 @@ type Options struct {
 	// ShutdownGrace bounds Shutdown when the client disappears; default 1.5 s,
 	// so that the process still exits within 2 s of stdin closing.
 	ShutdownGrace time.Duration
+	// CancelMethod is the notification that cancels a request, both ways:
+	// LSP's "$/cancelRequest" (the default) or ACP's "$/cancel_request".
+	CancelMethod string
 }
 
 type lifecycle int32
@@ -129,6 +132,9 @@ func NewServer(opts Options) *Server {
 	}
 	if opts.ShutdownGrace == 0 {
 		opts.ShutdownGrace = 1500 * time.Millisecond
+	}
+	if opts.CancelMethod == "" {
+		opts.CancelMethod = "$/cancelRequest"
 	}
 	s := &Server{
 		opts:         opts,
@@ -200,10 +206,11 @@ func (s *Server) handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.
 	if req.Params != nil {
 		params = *req.Params
 	}
-	switch req.Method {
-	case "$/cancelRequest":
+	if req.Method == s.opts.CancelMethod {
 		s.cancelInbound(params)
 		return
+	}
+	switch req.Method {
 	case "exit":
 		s.exit()
 		return
@@ -575,7 +582,7 @@ func (s *Server) Call(ctx context.Context, method string, params, result any) er
 	}
 	err = w.Wait(ctx, result)
 	if ctx.Err() != nil {
-		_ = conn.Notify(context.WithoutCancel(ctx), "$/cancelRequest", map[string]any{"id": id})
+		_ = conn.Notify(context.WithoutCancel(ctx), s.opts.CancelMethod, map[string]any{"id": id})
 		return ctx.Err()
 	}
 	return err

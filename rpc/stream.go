@@ -36,6 +36,14 @@ func (e *CharsetError) Error() string {
 	return fmt.Sprintf("Content-Type charset %q is not supported; send utf-8", e.Charset)
 }
 
+// LineTooLongError reports a newline-delimited message over
+// MaxMessageSize. It was skipped, so the connection can continue.
+type LineTooLongError struct{}
+
+func (*LineTooLongError) Error() string {
+	return fmt.Sprintf("a message longer than %d bytes (64 MiB) was skipped; send smaller messages", MaxMessageSize)
+}
+
 // Stream reads and writes LSP-framed JSON-RPC messages. It implements
 // jsonrpc2.ObjectStream and differs from jsonrpc2.VSCodeObjectCodec where
 // robustness matters: header names are case-insensitive, Content-Type is
@@ -54,6 +62,16 @@ type Stream struct {
 	// buffered requests to process; the reader flushes before it blocks.
 	// Pipelined requests then cost one write for a batch of replies.
 	corked bool
+	// lines frames a message as one line (ACP) instead of LSP's headers.
+	lines bool
+}
+
+// NewLineStream frames messages as newline-delimited JSON, one message a
+// line, as ACP's stdio transport does. rec may be nil.
+func NewLineStream(rwc io.ReadWriteCloser, log *slog.Logger, rec *Recorder) *Stream {
+	s := NewStream(rwc, log, rec)
+	s.lines = true
+	return s
 }
 
 // NewStream frames messages over rwc. rec may be nil.
@@ -92,11 +110,20 @@ func (s *Stream) WriteRaw(body []byte) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	s.rec.record("out", body)
-	if _, err := fmt.Fprintf(s.w, "Content-Length: %d\r\n\r\n", len(body)); err != nil {
-		return err
+	if !s.lines {
+		if _, err := fmt.Fprintf(s.w, "Content-Length: %d\r\n\r\n", len(body)); err != nil {
+			return err
+		}
 	}
 	if _, err := s.w.Write(body); err != nil {
 		return err
+	}
+	if s.lines {
+		// encoding/json escapes newlines inside strings, so a compact
+		// message is one line.
+		if err := s.w.WriteByte('\n'); err != nil {
+			return err
+		}
 	}
 	if s.corked {
 		return nil
@@ -125,14 +152,21 @@ func (s *Stream) ReadObject(v any) error {
 				return err
 			}
 		}
-		body, err := ReadFrame(s.r)
+		var body []byte
+		var err error
+		if s.lines {
+			body, err = readLine(s.r)
+		} else {
+			body, err = ReadFrame(s.r)
+		}
 		if err == nil && s.r.Buffered() > 0 {
 			s.setCork(true)
 		}
 		var ce *CharsetError
-		if errors.As(err, &ce) {
+		var lt *LineTooLongError
+		if errors.As(err, &ce) || errors.As(err, &lt) {
 			s.rec.record("in", body)
-			if err := s.WriteRaw(errorReply(nil, CodeInvalidRequest, "invalid request: "+ce.Error())); err != nil {
+			if err := s.WriteRaw(errorReply(nil, CodeInvalidRequest, "invalid request: "+err.Error())); err != nil {
 				return err
 			}
 			continue
@@ -165,6 +199,41 @@ func (s *Stream) ReadObject(v any) error {
 
 // Close closes the underlying stream.
 func (s *Stream) Close() error { return s.rwc.Close() }
+
+// readLine reads one newline-delimited message, skipping blank lines. A
+// line over MaxMessageSize is skipped to its end and answered as invalid,
+// since the next line starts a new message.
+func readLine(r *bufio.Reader) ([]byte, error) {
+	for {
+		var line []byte
+		tooLong := false
+		for {
+			chunk, err := r.ReadSlice('\n')
+			if !tooLong {
+				line = append(line, chunk...)
+				if len(line) > MaxMessageSize {
+					tooLong, line = true, nil
+				}
+			}
+			if err == bufio.ErrBufferFull {
+				continue
+			}
+			if err != nil {
+				if err == io.EOF && len(bytes.TrimSpace(line)) > 0 {
+					break // a last message without its newline
+				}
+				return nil, err
+			}
+			break
+		}
+		if tooLong {
+			return nil, &LineTooLongError{}
+		}
+		if line = bytes.TrimSpace(line); len(line) > 0 {
+			return line, nil
+		}
+	}
+}
 
 // ReadFrame reads one Content-Length framed body. Blank lines before a
 // header block are tolerated; header names are case-insensitive.

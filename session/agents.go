@@ -67,7 +67,7 @@ func (s *Session) NewAgent(o AgentOptions) (*Agent, error) {
 		Editor:          s.editor,
 		TerminalID:      id,
 		TerminalName:    "OpenHands tools: " + name,
-		OnTerminalEvent: s.opts.OnTerminalEvent,
+		OnTerminalEvent: s.terminalEvent,
 		NoChangeTimeout: o.NoChangeTimeout,
 		MaxWait:         o.MaxWait,
 		ShellMode:       s.opts.ShellMode,
@@ -114,6 +114,7 @@ func (a *Agent) Call(ctx context.Context, tool string, args json.RawMessage, pro
 	if act.NeedsPermission && !a.s.takeApproval(tool, args) {
 		ok, err := a.s.Permit(ctx, PermissionRequest{
 			ToolCallID: fmt.Sprintf("%s-%d", a.id, a.callSeq.Add(1)),
+			Tool:       tool,
 			Title:      act.Title,
 			Kind:       act.Kind,
 			RawInput:   args,
@@ -133,7 +134,10 @@ func (a *Agent) Call(ctx context.Context, tool string, args json.RawMessage, pro
 		// Changes are reported to the editor once the watcher is up.
 		a.s.AwaitWatch(ctx)
 	}
-	return a.tools.Run(ctx, call, progress)
+	end := a.observeCall(ctx, call, args)
+	res, err := a.tools.Run(ctx, call, progress)
+	end(res, err)
+	return res, err
 }
 
 // Interrupt stops the agent's running command, if any.
@@ -145,4 +149,18 @@ func (a *Agent) Close() {
 	a.s.mu.Lock()
 	delete(a.s.agents, a)
 	a.s.mu.Unlock()
+}
+
+// InterruptAgents stops every agent's running command: the person
+// cancelled the turn they were working on.
+func (s *Session) InterruptAgents(ctx context.Context) {
+	s.mu.Lock()
+	agents := make([]*Agent, 0, len(s.agents))
+	for a := range s.agents {
+		agents = append(agents, a)
+	}
+	s.mu.Unlock()
+	for _, a := range agents {
+		a.Interrupt(ctx)
+	}
 }

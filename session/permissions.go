@@ -13,10 +13,13 @@ import (
 // ACP's terms (session/request_permission).
 type PermissionRequest struct {
 	ToolCallID string
-	Title      string          // "run `make test`", "str_replace /w/a.go"
-	Kind       string          // ACP tool kind: read, edit, execute, fetch, other
-	RawInput   json.RawMessage // the action's arguments as the agent sent them
-	Agent      string          // who asks: "OpenHands (V0 runtime)", an MCP client's name
+	// Tool is the V1 tool an agent calls ("terminal"); empty for V0
+	// actions and agent-server confirmations.
+	Tool     string
+	Title    string          // "run `make test`", "str_replace /w/a.go"
+	Kind     string          // ACP tool kind: read, edit, execute, fetch, other
+	RawInput json.RawMessage // the action's arguments as the agent sent them
+	Agent    string          // who asks: "OpenHands (V0 runtime)", an MCP client's name
 }
 
 // PermissionOption is one answer offered to the person.

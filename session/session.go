@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"github.com/oh-bridge/oh-bridge/editor"
 	"github.com/oh-bridge/oh-bridge/ohruntime"
@@ -24,6 +25,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Buffers lands edits of files open in the editor in its buffers.
 	Buffers workspace.BufferEditor
+	// Files, when the editor reads and writes text files itself (an ACP
+	// client), is where the agents' reads and writes go.
+	Files *workspace.TextFileHost
 	// OnTerminalEvent receives every terminal's raw output and state
 	// changes: the pool's, the V0 agent shell's and each agent's.
 	OnTerminalEvent func(shellint.Event)
@@ -49,6 +53,9 @@ type Session struct {
 	oh     *ohruntime.Runtime
 	watch  *watching
 	perms  permissions
+	obs    observers
+
+	callIDs atomic.Int64
 
 	mu        sync.Mutex
 	agents    map[*Agent]struct{}
@@ -70,6 +77,9 @@ func New(o Options) (*Session, error) {
 	if o.Buffers != nil {
 		fs.SetBufferEditor(o.Buffers)
 	}
+	if o.Files != nil {
+		fs.SetTextFileHost(o.Files)
+	}
 	s := &Session{
 		opts:   o,
 		log:    o.Logger.With("component", "session"),
@@ -82,14 +92,14 @@ func New(o Options) (*Session, error) {
 		Limit:    MaxTerminals,
 		Defaults: shellint.Options{Cwd: roots.First()},
 		Logger:   o.Logger,
-		OnEvent:  o.OnTerminalEvent,
+		OnEvent:  s.terminalEvent,
 	})
 	// The V0 runtime's shell is mirrored like the pool's, as terminal
 	// "oh-agent"; its editor shares the session's undo history.
 	s.oh, err = ohruntime.New(ohruntime.Options{
 		FS:           fs,
 		Editor:       s.editor.With(editor.Options{RequireAbsolutePaths: true}),
-		OnShellEvent: o.OnTerminalEvent,
+		OnShellEvent: s.terminalEvent,
 		Logger:       o.Logger,
 	})
 	if err != nil {

@@ -53,6 +53,7 @@ type FS struct {
 	maxSize int64
 	overlay *Overlay
 	buffers atomic.Pointer[bufferEditorBox]
+	host    atomic.Pointer[hostBox]
 	locks   PathLocks
 	agent   agentLog
 }
@@ -123,7 +124,7 @@ func (f *FS) ReadTextFile(ctx context.Context, path string, line, limit int) (*T
 	if err != nil {
 		return nil, err
 	}
-	content, version, err := f.readText(p, path)
+	content, version, err := f.readText(ctx, p, path)
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +148,10 @@ func (f *FS) ReadFile(ctx context.Context, path string) ([]byte, error) {
 
 // readText returns the full text at the resolved path p and its version;
 // display is the caller's spelling, used in errors.
-func (f *FS) readText(p, display string) (string, string, error) {
+func (f *FS) readText(ctx context.Context, p, display string) (string, string, error) {
+	if text, ok, err := f.hostRead(ctx, p, display); ok {
+		return text, versionOfString(text), err
+	}
 	if text, _, ok := f.overlay.get(p); ok {
 		return text, versionOfString(text), nil
 	}
@@ -291,6 +295,9 @@ func (f *FS) WriteTextFile(ctx context.Context, path, content, expectedVersion s
 	unlock := f.locks.Lock(p)
 	defer unlock()
 
+	if res, ok, err := f.hostWrite(ctx, p, path, content, expectedVersion); ok {
+		return res, err
+	}
 	newVersion := versionOfString(content)
 	old, _, open := f.overlay.get(p)
 	if open {

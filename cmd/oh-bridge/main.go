@@ -33,6 +33,8 @@ func main() {
 			os.Exit(replayMain(os.Args[2:]))
 		case "mcp":
 			os.Exit(mcpMain(os.Args[2:]))
+		case "acp":
+			os.Exit(acpMain(os.Args[2:]))
 		}
 	}
 	os.Exit(serveMain(os.Args[1:]))

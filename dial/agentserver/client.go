@@ -255,6 +255,13 @@ func (c *Client) RespondToConfirmation(ctx context.Context, id string, accept bo
 	return c.do(ctx, http.MethodPost, conversationPath(id)+"/events/respond_to_confirmation", nil, body, nil, &NotFoundError{ConversationID: id})
 }
 
+// CountEvents counts the conversation's events.
+func (c *Client) CountEvents(ctx context.Context, id string) (int, error) {
+	var n int
+	err := c.do(ctx, http.MethodGet, conversationPath(id)+"/events/count", nil, nil, &n, &NotFoundError{ConversationID: id})
+	return n, err
+}
+
 // SearchEvents reads a page of the conversation's events, oldest first.
 func (c *Client) SearchEvents(ctx context.Context, id, pageID string, limit int) (*EventPage, error) {
 	q := url.Values{"limit": {strconv.Itoa(limit)}}

@@ -61,6 +61,10 @@ type Options struct {
 	WorkingDir string
 	// MCP gives the bridge's MCP endpoint, started on demand.
 	MCP func(ctx context.Context) (MCPServer, error)
+	// ExtraMCP are more MCP servers for a new agent, by name, in the
+	// SDK's mcp_config form ({"command", "args", "env"} or {"url",
+	// "transport", "headers"}): an editor's own tool servers.
+	ExtraMCP map[string]any
 	// Confirm asks the user about an action the agent waits to run.
 	Confirm func(ctx context.Context, action json.RawMessage) (Decision, error)
 	// OnEvent receives every event once, in order; OnStatus every status
@@ -108,6 +112,8 @@ type Session struct {
 	asking  bool                       // a confirmation is being asked and answered
 	asked   map[string]bool            // actions the user was asked about
 	calls   map[string]string          // action ids by tool call id
+	// delivered counts the events passed to OnEvent, once it returned.
+	delivered int
 }
 
 // Connect checks the server, creates or finds the conversation, and
@@ -194,7 +200,7 @@ func startConversation(ctx context.Context, c *Client, info *ServerInfo, o *Opti
 		if err != nil {
 			return nil, fmt.Errorf("cannot serve the tools to the agent: %w", err)
 		}
-		agent["mcp_config"] = mcpConfig(info.Version, ep)
+		agent["mcp_config"] = mcpConfig(info.Version, ep, o.ExtraMCP)
 	}
 	req := map[string]any{
 		"agent":     agent,
@@ -211,13 +217,17 @@ func startConversation(ctx context.Context, c *Client, info *ServerInfo, o *Opti
 
 // mcpConfig is the agent's mcp_config for the bridge's endpoint: a flat
 // map from SDK 1.31.2 on, {"mcpServers": …} before.
-func mcpConfig(version string, ep MCPServer) any {
+func mcpConfig(version string, ep MCPServer, extra map[string]any) any {
 	server := map[string]any{
 		"transport": "http",
 		"url":       ep.URL,
 		"headers":   map[string]string{"Authorization": "Bearer " + ep.Token},
 	}
-	flat := map[string]any{"oh-bridge": server}
+	flat := map[string]any{}
+	for name, s := range extra {
+		flat[name] = s
+	}
+	flat["oh-bridge"] = server
 	parts := strings.SplitN(strings.TrimPrefix(version, "v"), ".", 3)
 	if len(parts) >= 2 {
 		minor, _ := strconv.Atoi(parts[1])
@@ -354,6 +364,9 @@ func (s *Session) deliver(data []byte) {
 	if s.opts.OnEvent != nil {
 		s.opts.OnEvent(data)
 	}
+	s.mu.Lock()
+	s.delivered++
+	s.mu.Unlock()
 	status := ""
 	if h.Kind == "ConversationStateUpdateEvent" {
 		switch h.Key {
@@ -444,6 +457,32 @@ func (s *Session) confirm() {
 		s.mu.Unlock()
 		s.confirm()
 	}()
+}
+
+// CaughtUp waits until every event the server held when it was called
+// has been delivered: a conversation attached to is then replayed.
+func (s *Session) CaughtUp(ctx context.Context) error {
+	n, err := s.c.CountEvents(ctx, s.id)
+	if err != nil {
+		return err
+	}
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for {
+		s.mu.Lock()
+		delivered := s.delivered
+		s.mu.Unlock()
+		if delivered >= n {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-s.done:
+			return &ClosedError{}
+		case <-t.C:
+		}
+	}
 }
 
 // SendMessage sends the user's message; the agent runs.

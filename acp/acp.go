@@ -1,0 +1,181 @@
+// Package acp is the bridge's face toward editors that host agents over
+// the Agent Client Protocol (ACP, protocol version 1): Zed, JetBrains
+// IDEs, Neovim (CodeCompanion, avante.nvim) and Emacs (agent-shell).
+//
+// `oh-bridge acp` is an ACP agent on stdio. Each ACP session is a
+// workspace session over the client's cwd and a conversation on an
+// OpenHands agent-server, whose agent works with the bridge's tools:
+// commands run in the bridge's shell-integrated terminals and stream into
+// the client's tool calls, and file reads and writes go through the
+// client when it offers fs/read_text_file and fs/write_text_file, so they
+// see its unsaved buffers and land in its undo and review.
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"sync"
+
+	"github.com/oh-bridge/oh-bridge/rpc"
+	"github.com/oh-bridge/oh-bridge/session"
+)
+
+// ProtocolVersion is the ACP version served.
+const ProtocolVersion = 1
+
+// Server is where the agent-server is and how to start conversations on
+// it. An empty URL means none is configured: prompts then answer how to
+// configure one.
+type Server struct {
+	URL           string
+	SessionAPIKey string
+	// LLM is a new agent's "llm" object ({"model", "api_key", ...}).
+	LLM json.RawMessage
+	// ConfirmationPolicy is a new conversation's policy kind ("" for the
+	// server's default).
+	ConfirmationPolicy string
+}
+
+// MCPEndpoint is a running MCP endpoint over a session, where the
+// agent-server's agent reaches the bridge's tools.
+type MCPEndpoint struct {
+	URL   string
+	Token string
+	Close func(context.Context) error
+}
+
+// Config configures the face.
+type Config struct {
+	Version string
+	Logger  *slog.Logger
+	Server  Server
+	// StartMCP opens an MCP endpoint over a session; cmd/oh-bridge wires
+	// package mcpserver in, so this face does not import another.
+	StartMCP func(*session.Session) (*MCPEndpoint, error)
+	// HowToConfigure is the plain-words answer to a prompt when no server
+	// is configured.
+	HowToConfigure string
+}
+
+// Agent serves one ACP connection.
+type Agent struct {
+	cfg  Config
+	log  *slog.Logger
+	peer rpc.Peer
+
+	mu       sync.Mutex
+	caps     clientCapabilities
+	sessions map[string]*acpSession
+}
+
+// New returns the face; Bind it to its connection before serving.
+func New(cfg Config) *Agent {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Agent{cfg: cfg, log: cfg.Logger.With("component", "acp"), sessions: map[string]*acpSession{}}
+}
+
+// Bind sets the connection to the client.
+func (a *Agent) Bind(p rpc.Peer) { a.peer = p }
+
+// Methods is the ACP method table.
+func (a *Agent) Methods() map[string]rpc.Method {
+	return map[string]rpc.Method{
+		"initialize":     {Class: rpc.Inline, Handle: handle(a.initialize)},
+		"authenticate":   {Class: rpc.Inline, Handle: handle(a.authenticate)},
+		"session/new":    {Class: rpc.Concurrent, Handle: handle(a.newSession)},
+		"session/load":   {Class: rpc.Concurrent, Handle: handle(a.loadSession)},
+		"session/prompt": {Class: rpc.Concurrent, Handle: handle(a.prompt)},
+		"session/cancel": {Class: rpc.Inline, Handle: handle(a.cancel)},
+	}
+}
+
+// handle decodes params into P and runs f.
+func handle[P, R any](f func(context.Context, *P) (R, error)) rpc.Handler {
+	return func(ctx context.Context, raw json.RawMessage) (any, error) {
+		var p P
+		if err := rpc.DecodeParams(raw, &p); err != nil {
+			return nil, err
+		}
+		return f(ctx, &p)
+	}
+}
+
+type clientCapabilities struct {
+	FS struct {
+		ReadTextFile  bool `json:"readTextFile"`
+		WriteTextFile bool `json:"writeTextFile"`
+	} `json:"fs"`
+	Terminal bool `json:"terminal"`
+}
+
+type initializeParams struct {
+	ProtocolVersion    int                `json:"protocolVersion"`
+	ClientCapabilities clientCapabilities `json:"clientCapabilities"`
+	ClientInfo         *struct {
+		Name    string `json:"name"`
+		Version string `json:"version"`
+	} `json:"clientInfo"`
+}
+
+func (a *Agent) initialize(ctx context.Context, p *initializeParams) (any, error) {
+	a.mu.Lock()
+	a.caps = p.ClientCapabilities
+	a.mu.Unlock()
+	if p.ClientInfo != nil {
+		a.log.Info("ACP client", "name", p.ClientInfo.Name, "version", p.ClientInfo.Version, "protocol", p.ProtocolVersion,
+			"fsRead", p.ClientCapabilities.FS.ReadTextFile, "fsWrite", p.ClientCapabilities.FS.WriteTextFile)
+	}
+	// An agent answers with the latest version it supports; the client
+	// decides whether it can go on.
+	return map[string]any{
+		"protocolVersion": ProtocolVersion,
+		"agentCapabilities": map[string]any{
+			"loadSession":        true,
+			"promptCapabilities": map[string]any{"image": false, "audio": false, "embeddedContext": true},
+			"mcpCapabilities":    map[string]any{"http": true, "sse": true},
+		},
+		"authMethods": []any{},
+		"agentInfo":   map[string]any{"name": "oh-bridge", "title": "OpenHands (oh-bridge)", "version": a.cfg.Version},
+	}, nil
+}
+
+type authenticateParams struct {
+	MethodID string `json:"methodId"`
+}
+
+// authenticate has nothing to do: the agent-server's key comes from the
+// bridge's configuration, and initialize offers no methods.
+func (a *Agent) authenticate(ctx context.Context, p *authenticateParams) (any, error) {
+	return nil, rpc.NewError(rpc.CodeInvalidParams, "oh-bridge offers no authentication methods (initialize lists none); "+
+		"the agent-server's session API key is configured with --session-api-key or OH_BRIDGE_SESSION_API_KEY", nil)
+}
+
+func (a *Agent) capabilities() clientCapabilities {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.caps
+}
+
+// Shutdown ends every session: conversations stop streaming (they go on
+// on the server), terminals and MCP endpoints close.
+func (a *Agent) Shutdown(ctx context.Context) {
+	a.mu.Lock()
+	all := make([]*acpSession, 0, len(a.sessions))
+	for _, s := range a.sessions {
+		all = append(all, s)
+	}
+	a.sessions = map[string]*acpSession{}
+	a.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, s := range all {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.close(ctx)
+		}()
+	}
+	wg.Wait()
+}

@@ -1,0 +1,229 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/oh-bridge/oh-bridge/conversation"
+	"github.com/oh-bridge/oh-bridge/dial/agentserver"
+	"github.com/oh-bridge/oh-bridge/rpc"
+)
+
+// turn is one session/prompt, from the message sent to the agent's stop.
+type turn struct {
+	running   bool // the conversation ran since the message was sent
+	cancelled bool
+	done      chan struct{}
+	stop      string // the stop reason
+	err       error
+}
+
+func (t *turn) finish(stop string, err error) {
+	select {
+	case <-t.done:
+	default:
+		t.stop, t.err = stop, err
+		close(t.done)
+	}
+}
+
+// cancelGrace is how long a cancelled turn waits for the agent-server to
+// say the agent stopped before it answers "cancelled" anyway.
+const cancelGrace = 5 * time.Second
+
+type contentBlock struct {
+	Type     string `json:"type"`
+	Text     string `json:"text"`
+	URI      string `json:"uri"`
+	Name     string `json:"name"`
+	Resource *struct {
+		URI  string `json:"uri"`
+		Text string `json:"text"`
+	} `json:"resource"`
+}
+
+type promptParams struct {
+	SessionID string         `json:"sessionId"`
+	Prompt    []contentBlock `json:"prompt"`
+}
+
+func (a *Agent) prompt(ctx context.Context, p *promptParams) (any, error) {
+	s, err := a.session(p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	text := promptText(p.Prompt)
+	if strings.TrimSpace(text) == "" {
+		return nil, rpc.InvalidParams("prompt", "at least one text, resource or resource_link block with something to say")
+	}
+	if s.conv == nil {
+		s.update(&conversation.Chunk{SessionUpdate: "agent_message_chunk",
+			Content: conversation.ContentBlock{Type: "text", Text: a.cfg.HowToConfigure}})
+		return map[string]any{"stopReason": "end_turn"}, nil
+	}
+	t := &turn{done: make(chan struct{})}
+	s.mu.Lock()
+	if s.turn != nil {
+		s.mu.Unlock()
+		return nil, rpc.NewError(rpc.CodeInvalidRequest, fmt.Sprintf("a prompt is already running in session %s; wait for its answer or send session/cancel", s.id), nil)
+	}
+	s.turn = t
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.turn = nil
+		s.mu.Unlock()
+	}()
+	if err := s.conv.SendMessage(ctx, text); err != nil {
+		return nil, fail(err)
+	}
+	var grace <-chan time.Time
+	for {
+		select {
+		case <-t.done:
+			if t.err != nil {
+				return nil, fail(t.err)
+			}
+			return map[string]any{"stopReason": t.stop}, nil
+		case <-ctx.Done():
+			// $/cancel_request: the same as session/cancel.
+			s.cancelTurn()
+			return map[string]any{"stopReason": "cancelled"}, nil
+		case <-grace:
+			return map[string]any{"stopReason": "cancelled"}, nil
+		case <-time.After(100 * time.Millisecond):
+			s.mu.Lock()
+			if t.cancelled && grace == nil {
+				grace = time.After(cancelGrace)
+			}
+			s.mu.Unlock()
+		}
+	}
+}
+
+// promptText is the message for the agent: the text blocks, with files
+// the user attached quoted and links named.
+func promptText(blocks []contentBlock) string {
+	var parts []string
+	for _, b := range blocks {
+		switch b.Type {
+		case "text":
+			parts = append(parts, b.Text)
+		case "resource_link":
+			name := b.Name
+			if name == "" {
+				name = b.URI
+			}
+			parts = append(parts, fmt.Sprintf("[%s](%s)", name, b.URI))
+		case "resource":
+			if b.Resource != nil && b.Resource.Text != "" {
+				parts = append(parts, fmt.Sprintf("<context uri=%q>\n%s\n</context>", b.Resource.URI, b.Resource.Text))
+			}
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+type cancelParams struct {
+	SessionID string `json:"sessionId"`
+}
+
+// cancel stops the agent of a running turn: the agent-server interrupts
+// it, and the session's commands are interrupted too.
+func (a *Agent) cancel(ctx context.Context, p *cancelParams) (any, error) {
+	a.mu.Lock()
+	s := a.sessions[p.SessionID]
+	a.mu.Unlock()
+	if s != nil {
+		s.cancelTurn()
+	}
+	return nil, nil
+}
+
+func (s *acpSession) cancelTurn() {
+	s.mu.Lock()
+	t := s.turn
+	if t == nil || t.cancelled {
+		s.mu.Unlock()
+		return
+	}
+	t.cancelled = true
+	s.mu.Unlock()
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), cancelGrace)
+		defer cancel()
+		s.sess.InterruptAgents(ctx)
+		if err := s.conv.Interrupt(ctx); err != nil {
+			s.a.log.Warn("interrupting the agent", "error", err)
+		}
+	}()
+}
+
+// event takes one agent-server event.
+func (s *acpSession) event(raw json.RawMessage) {
+	var e struct {
+		Kind string `json:"kind"`
+		Code string `json:"code"`
+	}
+	if json.Unmarshal(raw, &e) == nil && e.Kind == "ConversationErrorEvent" {
+		s.mu.Lock()
+		s.lastError = e.Code
+		s.mu.Unlock()
+	}
+	s.tracker.Event(raw)
+}
+
+// status follows the conversation: a turn ends when the agent stops.
+func (s *acpSession) status(st agentserver.Status) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.id == "" {
+		s.id = st.ConversationID
+	}
+	t := s.turn
+	if t == nil {
+		return
+	}
+	if st.State == agentserver.StateFailed {
+		t.finish("", fmt.Errorf("the connection to the agent-server was lost: %s", st.Error))
+		return
+	}
+	switch st.ExecutionStatus {
+	case "running", "waiting_for_confirmation":
+		t.running = true
+	case "finished", "idle":
+		if t.running {
+			t.finish("end_turn", nil)
+		}
+	case "paused", "stuck":
+		if t.running {
+			if t.cancelled {
+				t.finish("cancelled", nil)
+			} else {
+				t.finish("end_turn", nil)
+			}
+		}
+	case "error":
+		if !t.running {
+			return
+		}
+		switch {
+		case t.cancelled:
+			t.finish("cancelled", nil)
+		case s.lastError == "MaxIterationsReached":
+			t.finish("max_turn_requests", nil)
+		default:
+			t.finish("", fmt.Errorf("the agent stopped with an error (%s); the conversation shows it", orUnknown(s.lastError)))
+		}
+	}
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}

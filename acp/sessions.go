@@ -1,0 +1,364 @@
+package acp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/oh-bridge/oh-bridge/conversation"
+	"github.com/oh-bridge/oh-bridge/dial/agentserver"
+	"github.com/oh-bridge/oh-bridge/rpc"
+	"github.com/oh-bridge/oh-bridge/session"
+	"github.com/oh-bridge/oh-bridge/workspace"
+)
+
+// acpSession is one ACP session: a workspace session, its MCP endpoint,
+// and the conversation on the agent-server (nil when none is configured).
+type acpSession struct {
+	a       *Agent
+	id      string
+	sess    *session.Session
+	mcp     *MCPEndpoint
+	conv    *agentserver.Session
+	tracker *conversation.Tracker
+	stopObs func()
+
+	mu      sync.Mutex
+	loading bool  // session/load is replaying the conversation
+	turn    *turn // the prompt running, if any
+	// lastError is the last ConversationErrorEvent's code, for the stop
+	// reason.
+	lastError string
+}
+
+// mcpServer is one of the client's MCP servers (ACP's McpServer: stdio
+// when it has a command, else http or sse).
+type mcpServer struct {
+	Type    string      `json:"type"`
+	Name    string      `json:"name"`
+	Command string      `json:"command"`
+	Args    []string    `json:"args"`
+	Env     []nameValue `json:"env"`
+	URL     string      `json:"url"`
+	Headers []nameValue `json:"headers"`
+}
+
+type nameValue struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+type newSessionParams struct {
+	Cwd                   string      `json:"cwd"`
+	MCPServers            []mcpServer `json:"mcpServers"`
+	AdditionalDirectories []string    `json:"additionalDirectories"`
+}
+
+type loadSessionParams struct {
+	SessionID  string      `json:"sessionId"`
+	Cwd        string      `json:"cwd"`
+	MCPServers []mcpServer `json:"mcpServers"`
+}
+
+func (a *Agent) newSession(ctx context.Context, p *newSessionParams) (any, error) {
+	s, err := a.open(ctx, p.Cwd, p.AdditionalDirectories, p.MCPServers, "")
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"sessionId": s.id}, nil
+}
+
+// loadSession attaches to a conversation and replays it as updates before
+// it answers, as ACP asks.
+func (a *Agent) loadSession(ctx context.Context, p *loadSessionParams) (any, error) {
+	if p.SessionID == "" {
+		return nil, rpc.InvalidParams("sessionId", "the id of a session this agent created (an OpenHands conversation id)")
+	}
+	if a.cfg.Server.URL == "" {
+		return nil, rpc.NewError(rpc.CodeInvalidParams, "cannot load session "+p.SessionID+": no OpenHands agent-server is configured. "+a.cfg.HowToConfigure, nil)
+	}
+	a.mu.Lock()
+	old := a.sessions[p.SessionID]
+	a.mu.Unlock()
+	if old != nil {
+		return nil, rpc.NewError(rpc.CodeInvalidParams, "session "+p.SessionID+" is already open on this connection", nil)
+	}
+	s, err := a.open(ctx, p.Cwd, nil, p.MCPServers, p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.conv.CaughtUp(ctx); err != nil {
+		a.drop(s)
+		return nil, fail(fmt.Errorf("replaying conversation %s: %w", p.SessionID, err))
+	}
+	s.mu.Lock()
+	s.loading = false
+	s.mu.Unlock()
+	return map[string]any{}, nil
+}
+
+// open makes a session over cwd; with a server configured it starts a
+// conversation, or attaches to conversationID.
+func (a *Agent) open(ctx context.Context, cwd string, extra []string, servers []mcpServer, conversationID string) (*acpSession, error) {
+	if !filepath.IsAbs(cwd) {
+		return nil, rpc.InvalidParams("cwd", "the absolute path of the directory to work in (ACP paths are absolute)")
+	}
+	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
+		return nil, rpc.NewError(rpc.CodeInvalidParams, fmt.Sprintf("cwd %s is not an existing directory; open a folder in the editor first", cwd), nil)
+	}
+	s := &acpSession{a: a, loading: conversationID != ""}
+	caps := a.capabilities()
+	opts := session.Options{
+		Roots:         append([]string{cwd}, extra...),
+		Logger:        a.cfg.Logger,
+		AskPermission: s.askPermission,
+	}
+	if caps.FS.ReadTextFile || caps.FS.WriteTextFile {
+		host := &workspace.TextFileHost{}
+		if caps.FS.ReadTextFile {
+			host.Read = s.readFile
+		}
+		if caps.FS.WriteTextFile {
+			host.Write = s.writeFile
+		}
+		opts.Files = host
+	}
+	sess, err := session.New(opts)
+	if err != nil {
+		return nil, rpc.NewError(rpc.CodeInvalidParams, err.Error(), nil)
+	}
+	s.sess = sess
+	s.tracker = conversation.New(conversation.Options{Emit: s.update})
+	if a.cfg.Server.URL == "" {
+		s.id = "unconfigured-" + randomID()
+		a.add(s)
+		return s, nil
+	}
+	s.stopObs = sess.Observe(s.tracker.Observer())
+	srv := a.cfg.Server
+	conv, err := agentserver.Connect(ctx, agentserver.Options{
+		ServerURL:          srv.URL,
+		SessionAPIKey:      srv.SessionAPIKey,
+		ConversationID:     conversationID,
+		LLM:                srv.LLM,
+		ConfirmationPolicy: srv.ConfirmationPolicy,
+		WorkingDir:         cwd,
+		MCP:                s.startMCP,
+		ExtraMCP:           mcpConfig(servers),
+		Confirm:            s.confirm,
+		OnEvent:            s.event,
+		OnStatus:           s.status,
+		Logger:             a.cfg.Logger,
+	})
+	if err != nil {
+		s.close(context.Background())
+		return nil, fail(err)
+	}
+	s.mu.Lock()
+	s.conv, s.id = conv, conv.ConversationID()
+	s.mu.Unlock()
+	a.add(s)
+	return s, nil
+}
+
+func (a *Agent) add(s *acpSession) {
+	a.mu.Lock()
+	a.sessions[s.id] = s
+	a.mu.Unlock()
+}
+
+func (a *Agent) drop(s *acpSession) {
+	a.mu.Lock()
+	delete(a.sessions, s.id)
+	a.mu.Unlock()
+	s.close(context.Background())
+}
+
+func (a *Agent) session(id string) (*acpSession, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s := a.sessions[id]
+	if s == nil {
+		return nil, rpc.NewError(rpc.CodeInvalidParams, fmt.Sprintf("session %q is not open on this connection; create one with session/new or load it with session/load", id), nil)
+	}
+	return s, nil
+}
+
+// fail turns a failure into an answer whose message says it in plain
+// words (the agent-server's errors already do).
+func fail(err error) error {
+	var re *rpc.Error
+	if errors.As(err, &re) {
+		return re
+	}
+	return rpc.NewError(rpc.CodeInternalError, err.Error(), nil)
+}
+
+func randomID() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// startMCP serves the session's tools to the conversation's agent.
+func (s *acpSession) startMCP(ctx context.Context) (agentserver.MCPServer, error) {
+	if s.a.cfg.StartMCP == nil {
+		return agentserver.MCPServer{}, errors.New("this build cannot serve tools over MCP")
+	}
+	ep, err := s.a.cfg.StartMCP(s.sess)
+	if err != nil {
+		return agentserver.MCPServer{}, err
+	}
+	s.mcp = ep
+	return agentserver.MCPServer{URL: ep.URL, Token: ep.Token}, nil
+}
+
+// mcpConfig turns the client's MCP servers into the agent's mcp_config
+// entries: the agent-server starts or dials them for the agent.
+func mcpConfig(servers []mcpServer) map[string]any {
+	if len(servers) == 0 {
+		return nil
+	}
+	out := map[string]any{}
+	for _, m := range servers {
+		pairs := func(list []nameValue) map[string]string {
+			kv := map[string]string{}
+			for _, p := range list {
+				kv[p.Name] = p.Value
+			}
+			return kv
+		}
+		if m.Command != "" {
+			args := m.Args
+			if args == nil {
+				args = []string{}
+			}
+			out[m.Name] = map[string]any{"command": m.Command, "args": args, "env": pairs(m.Env)}
+			continue
+		}
+		transport := "http"
+		if m.Type == "sse" {
+			transport = "sse"
+		}
+		out[m.Name] = map[string]any{"url": m.URL, "transport": transport, "headers": pairs(m.Headers)}
+	}
+	return out
+}
+
+// close ends the session's streaming, terminals and endpoint.
+func (s *acpSession) close(ctx context.Context) {
+	if s.conv != nil {
+		s.conv.Close()
+	}
+	if s.stopObs != nil {
+		s.stopObs()
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	if s.mcp != nil {
+		s.mcp.Close(ctx)
+	}
+	s.sess.Close(ctx)
+}
+
+// update sends one session/update. During a live turn the user's own
+// messages are not echoed: the client shows what it sent.
+func (s *acpSession) update(u conversation.Update) {
+	s.mu.Lock()
+	id, loading := s.id, s.loading
+	s.mu.Unlock()
+	if c, ok := u.(*conversation.Chunk); ok && c.SessionUpdate == "user_message_chunk" && !loading {
+		return
+	}
+	_ = s.a.peer.Notify(context.Background(), "session/update", map[string]any{"sessionId": id, "update": u})
+}
+
+func (s *acpSession) sessionID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.id
+}
+
+// readFile reads through the client, unsaved buffers included.
+func (s *acpSession) readFile(ctx context.Context, path string) (string, error) {
+	var res struct {
+		Content string `json:"content"`
+	}
+	err := s.a.peer.Call(ctx, "fs/read_text_file", map[string]any{"sessionId": s.sessionID(), "path": path}, &res)
+	return res.Content, err
+}
+
+// writeFile writes through the client, into its buffer and review.
+func (s *acpSession) writeFile(ctx context.Context, path, content string) error {
+	return s.a.peer.Call(ctx, "fs/write_text_file", map[string]any{"sessionId": s.sessionID(), "path": path, "content": content}, nil)
+}
+
+// permissionOptions are the answers offered; their ids are the session's
+// option kinds, so "Allow always" is remembered for the session.
+var permissionOptions = []map[string]string{
+	{"optionId": "allow_once", "name": "Allow once", "kind": "allow_once"},
+	{"optionId": "allow_always", "name": "Allow always", "kind": "allow_always"},
+	{"optionId": "reject_once", "name": "Reject", "kind": "reject_once"},
+}
+
+// askPermission puts an action to the person through the client. The
+// question names the tool call the conversation already shows, when the
+// agent-server has reported it.
+func (s *acpSession) askPermission(ctx context.Context, req session.PermissionRequest) (session.PermissionOutcome, error) {
+	id := req.ToolCallID
+	if req.Tool != "" {
+		// The action event may trail the call by a moment.
+		for range 50 {
+			if match := s.tracker.ToolCallID(req.Tool, req.RawInput); match != "" {
+				id = match
+				break
+			}
+			if s.conv == nil {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return session.PermissionOutcome{}, ctx.Err()
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}
+	toolCall := map[string]any{"toolCallId": id, "title": req.Title, "kind": req.Kind, "status": "pending"}
+	if len(req.RawInput) > 0 {
+		toolCall["rawInput"] = req.RawInput
+	}
+	var res struct {
+		Outcome struct {
+			Outcome  string `json:"outcome"`
+			OptionID string `json:"optionId"`
+		} `json:"outcome"`
+	}
+	err := s.a.peer.Call(ctx, "session/request_permission",
+		map[string]any{"sessionId": s.sessionID(), "toolCall": toolCall, "options": permissionOptions}, &res)
+	if err != nil {
+		return session.PermissionOutcome{}, err
+	}
+	if res.Outcome.Outcome != "selected" {
+		return session.PermissionOutcome{}, nil
+	}
+	return session.PermissionOutcome{OptionID: res.Outcome.OptionID}, nil
+}
+
+// confirm answers an agent-server in confirmation mode.
+func (s *acpSession) confirm(ctx context.Context, event json.RawMessage) (agentserver.Decision, error) {
+	ok, err := conversation.Confirm(ctx, s.sess, event)
+	if err != nil {
+		return agentserver.Decision{}, err
+	}
+	if !ok {
+		return agentserver.Decision{Reason: "User rejected the action."}, nil
+	}
+	return agentserver.Decision{Accept: true}, nil
+}

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/oh-bridge/oh-bridge/acp"
+	"github.com/oh-bridge/oh-bridge/mcpserver"
+	"github.com/oh-bridge/oh-bridge/rpc"
+	"github.com/oh-bridge/oh-bridge/session"
+)
+
+// acpConfigFile is what the config file holds; flags, then the
+// environment, override it.
+type acpConfigFile struct {
+	ServerURL          string `json:"serverUrl"`
+	SessionAPIKey      string `json:"sessionApiKey"`
+	ConfirmationPolicy string `json:"confirmationPolicy"`
+	LLM                struct {
+		Model   string `json:"model"`
+		APIKey  string `json:"api_key"`
+		BaseURL string `json:"base_url"`
+	} `json:"llm"`
+}
+
+// defaultConfigPath is $XDG_CONFIG_HOME/oh-bridge/config.json.
+func defaultConfigPath() string {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "oh-bridge", "config.json")
+}
+
+// acpMain is `oh-bridge acp`: an ACP agent on stdio, for editors that host
+// agents (Zed, JetBrains, Neovim, Emacs).
+func acpMain(args []string) int {
+	fset := flag.NewFlagSet("oh-bridge acp", flag.ContinueOnError)
+	var (
+		server     = fset.String("server", "", "the OpenHands agent-server's URL, e.g. http://127.0.0.1:8000 (env OH_BRIDGE_SERVER_URL)")
+		model      = fset.String("llm-model", "", "the agent's model for new conversations, e.g. anthropic/claude-sonnet-4-5-20250929 (env LLM_MODEL)")
+		baseURL    = fset.String("llm-base-url", "", "the LLM's base URL, if not the provider's (env LLM_BASE_URL)")
+		policy     = fset.String("confirmation-policy", "", "AlwaysConfirm, NeverConfirm or ConfirmRisky: when the agent-server itself asks first (the bridge asks before commands and edits anyway)")
+		configPath = fset.String("config", defaultConfigPath(), "a JSON file with serverUrl, sessionApiKey, confirmationPolicy and llm {model, api_key, base_url}")
+		logFile    = fset.String("log-file", "", "write logs to this file instead of stderr")
+		logLevel   = fset.String("log-level", "info", "log level: debug, info, warn or error")
+	)
+	fset.Usage = func() {
+		fmt.Fprintln(fset.Output(), "Usage: oh-bridge acp [--server URL] [--llm-model MODEL] [--config PATH] [--log-file PATH]")
+		fmt.Fprintln(fset.Output(), "\nAn Agent Client Protocol agent on stdin/stdout: OpenHands, working in the editor's")
+		fmt.Fprintln(fset.Output(), "files and in the bridge's terminals. API keys come from the environment")
+		fmt.Fprintln(fset.Output(), "(LLM_API_KEY, OH_BRIDGE_SESSION_API_KEY) or the config file, never from flags.")
+		fset.PrintDefaults()
+	}
+	if err := fset.Parse(args); err != nil {
+		return 2
+	}
+	if fset.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "oh-bridge acp: unexpected argument %q; see oh-bridge acp --help\n", fset.Arg(0))
+		return 2
+	}
+	logger, closeLog, err := newLogger(*logFile, *logLevel)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "oh-bridge acp:", err)
+		return 2
+	}
+	defer closeLog()
+	var file acpConfigFile
+	if *configPath != "" {
+		data, err := os.ReadFile(*configPath)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			fmt.Fprintf(os.Stderr, "oh-bridge acp: reading the config file: %v\n", err)
+			return 2
+		default:
+			if err := json.Unmarshal(data, &file); err != nil {
+				fmt.Fprintf(os.Stderr, "oh-bridge acp: the config file %s is not the JSON expected ({\"serverUrl\": …, \"llm\": {\"model\": …}}): %v\n", *configPath, err)
+				return 2
+			}
+		}
+	}
+	pick := func(flagValue, env, fileValue string) string {
+		if flagValue != "" {
+			return flagValue
+		}
+		if v := os.Getenv(env); v != "" {
+			return v
+		}
+		return fileValue
+	}
+	srv := acp.Server{
+		URL:                pick(*server, "OH_BRIDGE_SERVER_URL", file.ServerURL),
+		SessionAPIKey:      pick("", "OH_BRIDGE_SESSION_API_KEY", file.SessionAPIKey),
+		ConfirmationPolicy: pick(*policy, "OH_BRIDGE_CONFIRMATION_POLICY", file.ConfirmationPolicy),
+	}
+	llm := map[string]string{}
+	for key, v := range map[string]string{
+		"model":    pick(*model, "LLM_MODEL", file.LLM.Model),
+		"api_key":  pick("", "LLM_API_KEY", file.LLM.APIKey),
+		"base_url": pick(*baseURL, "LLM_BASE_URL", file.LLM.BaseURL),
+	} {
+		if v != "" {
+			llm[key] = v
+		}
+	}
+	if len(llm) > 0 {
+		srv.LLM, _ = json.Marshal(llm)
+	}
+	agent := acp.New(acp.Config{
+		Version:        version,
+		Logger:         logger,
+		Server:         srv,
+		StartMCP:       acpMCP(logger),
+		HowToConfigure: howToConfigure(*configPath),
+	})
+	rs := rpc.NewServer(rpc.Options{Methods: agent.Methods(), Logger: logger, Shutdown: agent.Shutdown, CancelMethod: "$/cancel_request"})
+	agent.Bind(rs)
+	logger.Info("serving ACP on stdio", "version", version, "pid", os.Getpid(), "server", srv.URL)
+	rs.Serve(context.Background(), rpc.NewLineStream(stdioRWC{}, logger, nil))
+	return 0
+}
+
+// acpMCP opens an ACP session's MCP endpoint for its conversation's agent.
+func acpMCP(logger *slog.Logger) func(*session.Session) (*acp.MCPEndpoint, error) {
+	return func(sess *session.Session) (*acp.MCPEndpoint, error) {
+		srv := mcpserver.New(sess, mcpserver.Options{Version: version, Logger: logger})
+		ep, err := srv.ListenHTTP(mcpserver.HTTPOptions{})
+		if err != nil {
+			return nil, err
+		}
+		return &acp.MCPEndpoint{URL: ep.URL, Token: ep.Token, Close: ep.Close}, nil
+	}
+}
+
+// howToConfigure is the answer to a prompt when no server is configured.
+func howToConfigure(configPath string) string {
+	if configPath == "" {
+		configPath = "~/.config/oh-bridge/config.json"
+	}
+	return strings.Join([]string{
+		"oh-bridge has no OpenHands agent-server to send this to. Configure one in any of these ways, then start a new session:",
+		"",
+		"- **the flag**: run the agent as `oh-bridge acp --server http://127.0.0.1:8000 --llm-model anthropic/claude-sonnet-4-5-20250929`;",
+		"- **the environment**: set `OH_BRIDGE_SERVER_URL=http://127.0.0.1:8000`, with `LLM_MODEL` and `LLM_API_KEY` for the agent's model (and `OH_BRIDGE_SESSION_API_KEY` if the server has a session API key);",
+		"- **the config file** `" + configPath + "`: `{\"serverUrl\": \"http://127.0.0.1:8000\", \"llm\": {\"model\": \"anthropic/claude-sonnet-4-5-20250929\", \"api_key\": \"…\"}}`.",
+		"",
+		"An agent-server runs with `python -m openhands.agent_server --port 8000` (the openhands-agent-server package). The editors' setups are in oh-bridge's docs/editors.md.",
+	}, "\n")
+}

@@ -1,0 +1,41 @@
+package main_test
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/oh-bridge/oh-bridge/dial/dialtest"
+)
+
+// TestACPClient drives `oh-bridge acp` with the official ACP TypeScript
+// SDK through full prompt turns against the agent-server stand-in
+// (test/node/acp.cjs): the client's fs on and off, a rejected permission,
+// a cancel in the middle of a command, session/load, and no server.
+func TestACPClient(t *testing.T) {
+	node, dir := nodeClients(t, "@agentclientprotocol/sdk")
+	tmp := t.TempDir()
+	ws := filepath.Join(tmp, "ws")
+	os.Mkdir(ws, 0o755)
+	notes := filepath.Join(ws, "notes.txt")
+	// Each conversation plays the same script: its first prompt reads,
+	// edits, runs a command and plans; its second runs a long command.
+	script, _ := json.Marshal(map[string]any{"turns": [][]map[string]any{
+		{
+			{"tool": "file_editor", "arguments": map[string]any{"command": "view", "path": notes}, "thought": "Look at the notes first."},
+			{"tool": "file_editor", "arguments": map[string]any{"command": "str_replace", "path": notes, "old_str": "alpha", "new_str": "beta"}},
+			{"tool": "terminal", "arguments": map[string]any{"command": "echo out-$((6*7)) | tee ran.txt"}},
+			{"tool": "task_tracker", "arguments": map[string]any{"command": "plan", "task_list": []map[string]any{
+				{"title": "Read the notes", "status": "done"}, {"title": "Run the tests", "status": "in_progress"}}}},
+		},
+		{{"message": "Done."}},
+		{{"tool": "terminal", "arguments": map[string]any{"command": "echo started; sleep 31.5; echo never"}}},
+		{{"message": "After the long one."}},
+	}})
+	scriptFile := filepath.Join(tmp, "script.json")
+	os.WriteFile(scriptFile, script, 0o644)
+	p := dialtest.StartAgentServer(t, "--script", scriptFile)
+	runClient(t, exec.Command(node, filepath.Join(dir, "acp.cjs"), bin, p.URL, ws))
+}

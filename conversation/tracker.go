@@ -1,0 +1,551 @@
+package conversation
+
+import (
+	"encoding/json"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+
+	"github.com/oh-bridge/oh-bridge/ohtools"
+	"github.com/oh-bridge/oh-bridge/session"
+	"github.com/oh-bridge/oh-bridge/shellint"
+)
+
+// Options configure a Tracker.
+type Options struct {
+	// Emit receives the updates in order. It is called with the tracker's
+	// lock held, so it must not call back into the tracker.
+	Emit func(Update)
+	// Throttle spaces the updates of a command's live output (100 ms).
+	Throttle time.Duration
+	// MaxOutput bounds the output a command card keeps, its tail (64 KiB).
+	MaxOutput int
+}
+
+// Tracker follows one conversation. Feed it the agent-server's events
+// (Event) and, while it is live, the session's calls and terminals
+// (Observer): a call the agent makes through the bridge's tools is then
+// shown with its live output and the whole file's diff. Events alone, as
+// when a conversation is replayed, give the texts the agent saw.
+type Tracker struct {
+	opts Options
+
+	mu      sync.Mutex
+	calls   map[string]*call      // by tool call id
+	waiting []*call               // actions whose session call has not started
+	early   []*early              // session calls not yet matched to an action
+	live    map[int64]*call       // by session call id
+	running map[string]*call      // by terminal id: the call whose command shows there
+	terms   map[string]*outFilter // by terminal id
+}
+
+// call is one tool call of the agent.
+type call struct {
+	id       string
+	tool     string
+	key      string
+	args     json.RawMessage
+	path     string
+	command  string // file_editor's command
+	terminal string
+	// out is the command's live output; liveSeen says it ever ran here.
+	out      outputBuf
+	liveSeen bool
+	flush    *time.Timer
+	// end is the session's report of the call's end, when it ran here.
+	end *session.CallEvent
+}
+
+type early struct {
+	ev   session.CallEvent
+	key  string
+	seen time.Time
+}
+
+// earlyTTL bounds how long a session call waits for its action: calls of
+// other agents sharing the session never get one.
+const earlyTTL = 30 * time.Second
+
+// New returns a tracker.
+func New(o Options) *Tracker {
+	if o.Throttle == 0 {
+		o.Throttle = 100 * time.Millisecond
+	}
+	if o.MaxOutput == 0 {
+		o.MaxOutput = 64 << 10
+	}
+	return &Tracker{opts: o, calls: map[string]*call{}, live: map[int64]*call{},
+		running: map[string]*call{}, terms: map[string]*outFilter{}}
+}
+
+// Observer is the tracker's view of the session's calls and terminals.
+func (t *Tracker) Observer() session.Observer {
+	return session.Observer{OnCall: t.sessionCall, OnTerminal: t.terminal}
+}
+
+// ToolCallID is the conversation's id for a call the session is about to
+// run (to ask the person about it), or "" when no action matches yet.
+func (t *Tracker) ToolCallID(tool string, args json.RawMessage) string {
+	key := callKey(tool, args)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, c := range t.waiting {
+		if c.key == key {
+			return c.id
+		}
+	}
+	return ""
+}
+
+// event is the part of an agent-server event the tracker reads.
+type event struct {
+	ID         string          `json:"id"`
+	Kind       string          `json:"kind"`
+	Source     string          `json:"source"`
+	ToolName   string          `json:"tool_name"`
+	ToolCallID string          `json:"tool_call_id"`
+	ActionID   string          `json:"action_id"`
+	Thought    []textItem      `json:"thought"`
+	Reasoning  string          `json:"reasoning_content"`
+	Summary    string          `json:"summary"`
+	Action     json.RawMessage `json:"action"`
+	LLMMessage *struct {
+		Content   json.RawMessage `json:"content"`
+		Reasoning string          `json:"reasoning_content"`
+	} `json:"llm_message"`
+	Observation *struct {
+		Content []textItem `json:"content"`
+		IsError bool       `json:"is_error"`
+	} `json:"observation"`
+	Error           string `json:"error"`
+	RejectionReason string `json:"rejection_reason"`
+	Code            string `json:"code"`
+	Detail          string `json:"detail"`
+}
+
+type textItem struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// Event takes one agent-server event, in the order the server sent them.
+func (t *Tracker) Event(raw json.RawMessage) {
+	var e event
+	if json.Unmarshal(raw, &e) != nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch e.Kind {
+	case "MessageEvent":
+		t.message(&e)
+	case "ActionEvent":
+		t.action(&e)
+	case "ObservationEvent":
+		t.observation(&e)
+	case "UserRejectObservation":
+		t.fail(e.ToolCallID, "Rejected: "+e.RejectionReason)
+	case "AgentErrorEvent":
+		if _, ok := t.calls[e.ToolCallID]; ok {
+			t.fail(e.ToolCallID, e.Error)
+		} else {
+			t.emit(&Chunk{SessionUpdate: "agent_message_chunk", Content: text(e.Error), Meta: meta(e.ID, "error")})
+		}
+	case "ConversationErrorEvent":
+		msg := e.Detail
+		if e.Code != "" {
+			msg = e.Code + ": " + e.Detail
+		}
+		t.emit(&Chunk{SessionUpdate: "agent_message_chunk", Content: text(msg), Meta: meta(e.ID, "error")})
+	}
+}
+
+func (t *Tracker) emit(u Update) {
+	if t.opts.Emit != nil {
+		t.opts.Emit(u)
+	}
+}
+
+func meta(id, kind string) *Meta {
+	return &Meta{OhBridge: MetaFields{MessageID: id, Kind: kind}}
+}
+
+func (t *Tracker) message(e *event) {
+	if e.LLMMessage == nil {
+		return
+	}
+	body := contentText(e.LLMMessage.Content)
+	if e.Source == "user" {
+		if body != "" {
+			t.emit(&Chunk{SessionUpdate: "user_message_chunk", Content: text(body), Meta: meta(e.ID, "")})
+		}
+		return
+	}
+	if r := e.LLMMessage.Reasoning; r != "" {
+		t.emit(&Chunk{SessionUpdate: "agent_thought_chunk", Content: text(r), Meta: meta(e.ID+"#thought", "")})
+	}
+	if body != "" {
+		t.emit(&Chunk{SessionUpdate: "agent_message_chunk", Content: text(body), Meta: meta(e.ID, "")})
+	}
+}
+
+// contentText joins a message's text items; content may also be a string.
+func contentText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var items []textItem
+	json.Unmarshal(raw, &items)
+	return joinText(items)
+}
+
+func joinText(items []textItem) string {
+	var parts []string
+	for _, it := range items {
+		if it.Text != "" && (it.Type == "" || it.Type == "text") {
+			parts = append(parts, it.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+func (t *Tracker) action(e *event) {
+	thought := joinText(e.Thought)
+	if e.Reasoning != "" {
+		thought = strings.TrimSpace(e.Reasoning + "\n" + thought)
+	}
+	if thought != "" {
+		t.emit(&Chunk{SessionUpdate: "agent_thought_chunk", Content: text(thought), Meta: meta(e.ID+"#thought", "")})
+	}
+	var a struct {
+		Kind    string          `json:"kind"`
+		Data    json.RawMessage `json:"data"`
+		Message string          `json:"message"`
+		Thought string          `json:"thought"`
+	}
+	json.Unmarshal(e.Action, &a)
+	switch e.ToolName {
+	case "finish":
+		if a.Message != "" {
+			t.emit(&Chunk{SessionUpdate: "agent_message_chunk", Content: text(a.Message), Meta: meta(e.ID, "")})
+		}
+		return
+	case "think":
+		if a.Thought != "" {
+			t.emit(&Chunk{SessionUpdate: "agent_thought_chunk", Content: text(a.Thought), Meta: meta(e.ID, "")})
+		}
+		return
+	}
+	if e.ToolCallID == "" {
+		return
+	}
+	args := a.Data
+	if a.Kind != "MCPToolAction" {
+		args = e.Action
+	}
+	c := &call{id: e.ToolCallID, tool: e.ToolName, args: args, key: callKey(e.ToolName, args)}
+	u := &ToolCall{SessionUpdate: "tool_call", ToolCallID: c.id, Title: e.ToolName, Kind: "other", Status: "pending",
+		RawInput: nonEmpty(args), Meta: &Meta{OhBridge: MetaFields{Tool: e.ToolName}}}
+	if e.Summary != "" {
+		u.Title = e.Summary
+	}
+	if p, err := ohtools.Parse(e.ToolName, args); err == nil {
+		u.Title, u.Kind = capitalize(p.Action.Title), p.Action.Kind
+	}
+	if e.ToolName == "file_editor" {
+		var f struct {
+			Command    string `json:"command"`
+			Path       string `json:"path"`
+			ViewRange  []int  `json:"view_range"`
+			InsertLine *int   `json:"insert_line"`
+		}
+		json.Unmarshal(args, &f)
+		c.path, c.command = f.Path, f.Command
+		if f.Path != "" {
+			loc := Location{Path: f.Path}
+			switch {
+			case len(f.ViewRange) > 0 && f.ViewRange[0] > 0:
+				loc.Line = &f.ViewRange[0]
+			case f.InsertLine != nil:
+				line := *f.InsertLine + 1
+				loc.Line = &line
+			}
+			u.Locations = []Location{loc}
+		}
+	}
+	t.calls[c.id] = c
+	t.emit(u)
+	if t.bindEarly(c) {
+		return
+	}
+	t.waiting = append(t.waiting, c)
+}
+
+func nonEmpty(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	return raw
+}
+
+func capitalize(s string) string {
+	for i, r := range s {
+		return string(unicode.ToUpper(r)) + s[i+len(string(r)):]
+	}
+	return s
+}
+
+// callKey identifies a call by its tool and arguments, whatever the
+// arguments' key order: the session's call carries the action's arguments.
+func callKey(tool string, args json.RawMessage) string {
+	var v any
+	json.Unmarshal(args, &v)
+	b, _ := json.Marshal(v)
+	return tool + "\x00" + string(b)
+}
+
+// bindEarly matches an action with a session call that started first.
+func (t *Tracker) bindEarly(c *call) bool {
+	now := time.Now()
+	keep := t.early[:0]
+	bound := false
+	for _, e := range t.early {
+		switch {
+		case !bound && e.key == c.key:
+			bound = true
+			t.start(c, e.ev)
+		case now.Sub(e.seen) < earlyTTL:
+			keep = append(keep, e)
+		}
+	}
+	t.early = keep
+	return bound
+}
+
+// sessionCall takes the start or end of a call the session runs.
+func (t *Tracker) sessionCall(ev session.CallEvent) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if ev.Ended {
+		if c := t.live[ev.ID]; c != nil {
+			delete(t.live, ev.ID)
+			t.ended(c, ev)
+		}
+		for i, e := range t.early {
+			if e.ev.ID == ev.ID {
+				t.early = append(t.early[:i], t.early[i+1:]...)
+				break
+			}
+		}
+		return
+	}
+	key := callKey(ev.Tool, ev.Args)
+	for i, c := range t.waiting {
+		if c.key == key {
+			t.waiting = append(t.waiting[:i], t.waiting[i+1:]...)
+			t.start(c, ev)
+			return
+		}
+	}
+	t.early = append(t.early, &early{ev: ev, key: key, seen: time.Now()})
+}
+
+// start marks a call as running in the session.
+func (t *Tracker) start(c *call, ev session.CallEvent) {
+	t.live[ev.ID] = c
+	u := &ToolCall{SessionUpdate: "tool_call_update", ToolCallID: c.id, Status: "in_progress"}
+	if c.tool == "terminal" {
+		c.terminal, c.liveSeen = ev.TerminalID, true
+		t.running[ev.TerminalID] = c
+		u.Meta = &Meta{OhBridge: MetaFields{Tool: c.tool, TerminalID: ev.TerminalID}}
+	}
+	if ev.Path != "" {
+		c.path = ev.Path
+		u.Locations = []Location{{Path: ev.Path}}
+	}
+	t.emit(u)
+}
+
+// ended records how the session's call ended; the observation event that
+// follows completes the card.
+func (t *Tracker) ended(c *call, ev session.CallEvent) {
+	c.end = &ev
+	if c.terminal != "" && t.running[c.terminal] == c {
+		delete(t.running, c.terminal)
+	}
+	if c.flush != nil {
+		c.flush.Stop()
+		c.flush = nil
+	}
+}
+
+// terminal takes a terminal's output: a running command's goes to its card.
+func (t *Tracker) terminal(ev shellint.Event) {
+	if ev.Output == nil || len(ev.Output.Data) == 0 {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	f := t.terms[ev.TerminalID]
+	if f == nil {
+		f = &outFilter{}
+		t.terms[ev.TerminalID] = f
+	}
+	out := f.write(ev.Output.Data)
+	c := t.running[ev.TerminalID]
+	if c == nil || out == "" {
+		return
+	}
+	c.out.write(out, t.opts.MaxOutput)
+	if c.flush == nil {
+		c.flush = time.AfterFunc(t.opts.Throttle, func() { t.flushOutput(c) })
+	}
+}
+
+func (t *Tracker) flushOutput(c *call) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if c.flush == nil {
+		return
+	}
+	c.flush = nil
+	t.emit(&ToolCall{SessionUpdate: "tool_call_update", ToolCallID: c.id, Content: textContent(c.out.String())})
+}
+
+var exitCodeRE = regexp.MustCompile(`\[The command completed with exit code (-?\d+)\.\]`)
+
+// observation completes a call with what the agent saw, and what the
+// session saw when the call ran here.
+func (t *Tracker) observation(e *event) {
+	c := t.calls[e.ToolCallID]
+	if c == nil || e.Observation == nil {
+		return
+	}
+	t.unwait(c)
+	obsText := observationText(e.Observation.Content)
+	u := &ToolCall{SessionUpdate: "tool_call_update", ToolCallID: c.id, Status: "completed"}
+	if e.Observation.IsError {
+		u.Status = "failed"
+		u.Content = textContent(obsText)
+		t.emit(u)
+		return
+	}
+	switch c.tool {
+	case "terminal":
+		body := obsText
+		if c.liveSeen {
+			body = c.out.String()
+		}
+		u.Content = textContent(body)
+		code := -1
+		if c.end != nil && c.end.Observation != nil && c.end.Observation.Command != nil {
+			code = c.end.Observation.Command.ExitCode
+		} else if m := exitCodeRE.FindStringSubmatch(obsText); m != nil {
+			code, _ = strconv.Atoi(m[1])
+		}
+		if code >= 0 {
+			u.RawOutput = map[string]any{"exitCode": code}
+		} else {
+			u.RawOutput = map[string]any{"exitCode": nil}
+		}
+	case "file_editor":
+		u.Content = t.editContent(c, obsText)
+	case "task_tracker":
+		u.Content = textContent(obsText)
+		t.plan(c)
+	default:
+		u.Content = textContent(obsText)
+	}
+	t.emit(u)
+}
+
+// observationText drops the SDK's "[Tool 'x' executed.]" first block.
+func observationText(items []textItem) string {
+	if len(items) > 0 && strings.HasPrefix(items[0].Text, "[Tool '") && strings.HasSuffix(items[0].Text, "' executed.]") {
+		items = items[1:]
+	}
+	return joinText(items)
+}
+
+// editContent is an edit's diff: the whole file's when the edit ran here,
+// else the snippet its arguments give.
+func (t *Tracker) editContent(c *call, obsText string) []ToolCallContent {
+	if c.command == "view" || c.command == "" {
+		return textContent(obsText)
+	}
+	if c.end != nil && c.end.After != nil {
+		return []ToolCallContent{{Type: "diff", Path: c.path, OldText: c.end.Before, NewText: c.end.After}}
+	}
+	var a struct {
+		FileText string  `json:"file_text"`
+		OldStr   string  `json:"old_str"`
+		NewStr   *string `json:"new_str"`
+	}
+	json.Unmarshal(c.args, &a)
+	empty := ""
+	switch c.command {
+	case "create":
+		return []ToolCallContent{{Type: "diff", Path: c.path, NewText: &a.FileText}}
+	case "str_replace":
+		if a.NewStr == nil {
+			a.NewStr = &empty
+		}
+		return []ToolCallContent{{Type: "diff", Path: c.path, OldText: &a.OldStr, NewText: a.NewStr}}
+	case "insert":
+		if a.NewStr == nil {
+			a.NewStr = &empty
+		}
+		return []ToolCallContent{{Type: "diff", Path: c.path, OldText: &empty, NewText: a.NewStr}}
+	}
+	return textContent(obsText)
+}
+
+// plan sends the task list a task_tracker call set.
+func (t *Tracker) plan(c *call) {
+	var tasks []ohtools.Task
+	if c.end != nil && c.end.Observation != nil && c.end.Observation.Tasks != nil {
+		tasks = c.end.Observation.Tasks
+	} else {
+		var a struct {
+			Command  string         `json:"command"`
+			TaskList []ohtools.Task `json:"task_list"`
+		}
+		json.Unmarshal(c.args, &a)
+		if a.Command != "plan" {
+			return
+		}
+		tasks = a.TaskList
+	}
+	p := &Plan{SessionUpdate: "plan", Entries: []PlanEntry{}}
+	for _, task := range tasks {
+		status := map[string]string{"todo": "pending", "in_progress": "in_progress", "done": "completed"}[task.Status]
+		if status == "" {
+			status = "pending"
+		}
+		p.Entries = append(p.Entries, PlanEntry{Content: task.Title, Priority: "medium", Status: status})
+	}
+	t.emit(p)
+}
+
+// fail ends a call that did not run, or failed to.
+func (t *Tracker) fail(id, why string) {
+	c := t.calls[id]
+	if c == nil {
+		return
+	}
+	t.unwait(c)
+	t.emit(&ToolCall{SessionUpdate: "tool_call_update", ToolCallID: id, Status: "failed", Content: textContent(why)})
+}
+
+func (t *Tracker) unwait(c *call) {
+	for i, w := range t.waiting {
+		if w == c {
+			t.waiting = append(t.waiting[:i], t.waiting[i+1:]...)
+			return
+		}
+	}
+}

@@ -1,0 +1,284 @@
+// Drives `oh-bridge acp` with the official ACP TypeScript SDK's
+// ClientSideConnection (an independent client, as an editor would), through
+// full prompt turns against the agent-server stand-in: with the client's
+// fs on and off, a rejected permission, a cancel in the middle of a command,
+// session/load replaying the history, and the answer with no server.
+// Every message the bridge writes is checked against the ACP v1 schema of
+// the current SDK (schema/v1/schema.json).
+//
+// Usage: node acp.cjs BRIDGE SERVER_URL WORKSPACE
+'use strict';
+
+const { spawn } = require('node:child_process');
+const fs = require('node:fs');
+const path = require('node:path');
+const { Readable, Writable } = require('node:stream');
+const Ajv2020 = require('ajv/dist/2020').default;
+const { check, finish, sleep } = require('./report.cjs');
+
+const [bridge, serverURL, ws] = process.argv.slice(2);
+const notes = path.join(ws, 'notes.txt');
+const ran = path.join(ws, 'ran.txt');
+
+// The judge: the ACP v1 schema, with the shape of each message the bridge
+// sends picked by its method.
+const schema = JSON.parse(fs.readFileSync(require.resolve('acp-sdk-current/schema/v1/schema.json'), 'utf8'));
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+ajv.addSchema(schema, 'acp');
+const shape = (def) => ajv.compile({ $ref: `acp#/$defs/${def}` });
+const paramsOf = {
+  'session/update': shape('SessionNotification'),
+  'session/request_permission': shape('RequestPermissionRequest'),
+  'fs/read_text_file': shape('ReadTextFileRequest'),
+  'fs/write_text_file': shape('WriteTextFileRequest'),
+};
+const resultOf = {
+  initialize: shape('InitializeResponse'),
+  'session/new': shape('NewSessionResponse'),
+  'session/load': shape('LoadSessionResponse'),
+  'session/prompt': shape('PromptResponse'),
+};
+const schemaErrors = [];
+let judged = 0;
+
+// lines splits a byte stream into JSON messages and hands each to fn.
+function lines(fn) {
+  let buf = '';
+  return (chunk) => {
+    buf += chunk.toString('utf8');
+    let i;
+    while ((i = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, i);
+      buf = buf.slice(i + 1);
+      if (line.trim() !== '') fn(JSON.parse(line));
+    }
+  };
+}
+
+// start runs the bridge and connects the SDK's client to it.
+async function start(acp, client, env) {
+  const child = spawn(bridge, ['acp', '--config', path.join(ws, '..', 'no-config.json')], {
+    env: { ...process.env, OH_BRIDGE_SERVER_URL: '', LLM_MODEL: '', ...env },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const sent = new Map(); // request id → method, of the client's requests
+  const noteSent = lines((m) => { if (m.method !== undefined && m.id !== undefined) sent.set(m.id, m.method); });
+  const writer = Writable.toWeb(child.stdin).getWriter();
+  const tapped = new WritableStream({
+    write(chunk) { noteSent(Buffer.from(chunk)); return writer.write(chunk); },
+    close() { return writer.close(); },
+  });
+  child.stdout.on('data', lines((m) => {
+    judged++;
+    let validate;
+    if (m.method !== undefined) validate = paramsOf[m.method];
+    else if (m.result !== undefined) validate = resultOf[sent.get(m.id)];
+    if (m.method === undefined && m.error !== undefined) {
+      if (typeof m.error.code !== 'number' || typeof m.error.message !== 'string') schemaErrors.push({ m, errors: 'bad error object' });
+      return;
+    }
+    const target = m.method !== undefined ? m.params : m.result;
+    if (validate === undefined) {
+      schemaErrors.push({ m, errors: 'a message of no known shape' });
+    } else if (!validate(target)) {
+      schemaErrors.push({ m, errors: validate.errors });
+    }
+  }));
+  const stream = acp.ndJsonStream(tapped, Readable.toWeb(child.stdout));
+  const conn = new acp.ClientSideConnection(() => client, stream);
+  return { child, conn };
+}
+
+// recorder is a client that keeps every update and answers as told.
+function recorder({ buffers, permit }) {
+  const r = {
+    updates: [],
+    permissions: [],
+    reads: [],
+    writes: [],
+    async sessionUpdate(p) { r.updates.push(p.update); },
+    async requestPermission(p) {
+      r.permissions.push(p);
+      const optionId = permit(p.toolCall);
+      return { outcome: { outcome: 'selected', optionId } };
+    },
+  };
+  if (buffers !== undefined) {
+    r.readTextFile = async (p) => {
+      r.reads.push(p.path);
+      return { content: buffers.has(p.path) ? buffers.get(p.path) : fs.readFileSync(p.path, 'utf8') };
+    };
+    r.writeTextFile = async (p) => {
+      r.writes.push(p);
+      buffers.set(p.path, p.content);
+      return {};
+    };
+  }
+  return r;
+}
+
+const calls = (r) => {
+  const byId = new Map();
+  for (const u of r.updates) {
+    if (u.sessionUpdate === 'tool_call') byId.set(u.toolCallId, { ...u });
+    else if (u.sessionUpdate === 'tool_call_update' && byId.has(u.toolCallId)) Object.assign(byId.get(u.toolCallId), Object.fromEntries(Object.entries(u).filter(([k]) => k !== 'sessionUpdate')));
+  }
+  return [...byId.values()];
+};
+const texts = (r, kind) => r.updates.filter((u) => u.sessionUpdate === kind).map((u) => u.content.text).join('');
+const contentText = (c) => (c.content || []).map((x) => (x.type === 'content' ? x.content.text : '')).join('');
+
+function processRunning(marker) {
+  for (const pid of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      if (fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').includes(marker)) return true;
+    } catch { /* gone */ }
+  }
+  return false;
+}
+
+const init = (conn, fsOn) => conn.initialize({
+  protocolVersion: 1,
+  clientCapabilities: { fs: { readTextFile: fsOn, writeTextFile: fsOn }, terminal: false },
+  clientInfo: { name: 'acp-test', version: '1.0.0' },
+});
+
+async function main() {
+  const acp = await import('@agentclientprotocol/sdk');
+  const env = { OH_BRIDGE_SERVER_URL: serverURL, LLM_MODEL: 'stand-in/scripted', LLM_API_KEY: 'k' };
+  const allowAll = () => 'allow_once';
+
+  // A: the client reads and writes files; the buffer is not what is on disk.
+  fs.writeFileSync(notes, 'alpha disk\n');
+  const buffers = new Map([[notes, 'alpha UNSAVED\n']]);
+  const a = recorder({ buffers, permit: allowAll });
+  const A = await start(acp, a, env);
+  const initRes = await init(A.conn, true);
+  check('initialize: protocol 1, loadSession, embedded context', initRes.protocolVersion === 1 && initRes.agentCapabilities.loadSession === true &&
+    initRes.agentCapabilities.promptCapabilities.embeddedContext === true, initRes);
+  const { sessionId } = await A.conn.newSession({ cwd: ws, mcpServers: [] });
+  check('session/new gives the conversation id', /^[0-9a-f-]{32,36}$/.test(sessionId), sessionId);
+  let res = await A.conn.prompt({ sessionId, prompt: [{ type: 'text', text: 'Fix the notes, then say done.' }] });
+  check('fs on: the turn ends with end_turn', res.stopReason === 'end_turn', res);
+  check('fs on: the agent\'s message streams as agent_message_chunk', texts(a, 'agent_message_chunk').includes('Done.'), texts(a, 'agent_message_chunk'));
+  check('fs on: its thought streams as agent_thought_chunk', texts(a, 'agent_thought_chunk').includes('Look at the notes first.'), texts(a, 'agent_thought_chunk'));
+  check('fs on: the user\'s own prompt is not echoed back', a.updates.every((u) => u.sessionUpdate !== 'user_message_chunk'));
+  const cs = calls(a);
+  const view = cs.find((c) => c.kind === 'read');
+  check('fs on: the read is a read tool call with its location', view !== undefined && view.locations[0].path === notes && view.status === 'completed', view);
+  check('fs on: the read went through fs/read_text_file', a.reads.includes(notes), a.reads);
+  check('fs on: the agent saw the unsaved buffer', view !== undefined && contentText(view).includes('alpha UNSAVED'), view);
+  const edit = cs.find((c) => c.kind === 'edit');
+  check('fs on: the edit went through fs/write_text_file', a.writes.length === 1 && a.writes[0].path === notes && a.writes[0].content === 'beta UNSAVED\n', a.writes);
+  check('fs on: the disk is untouched', fs.readFileSync(notes, 'utf8') === 'alpha disk\n', fs.readFileSync(notes, 'utf8'));
+  const diff = edit && (edit.content || []).find((x) => x.type === 'diff');
+  check('fs on: the edit carries the whole file\'s diff', diff !== undefined && diff.path === notes && diff.oldText === 'alpha UNSAVED\n' && diff.newText === 'beta UNSAVED\n', edit);
+  const cmd = cs.find((c) => c.kind === 'execute');
+  check('fs on: the command is an execute tool call that completed', cmd !== undefined && cmd.status === 'completed' && cmd.title.includes('echo out-$((6*7))'), cmd);
+  check('fs on: its output streams as tool call content, without the shell\'s machinery', cmd !== undefined && contentText(cmd).includes('out-42') && !contentText(cmd).includes('__br') && !contentText(cmd).includes('\x1b'), cmd && contentText(cmd));
+  check('fs on: its exit code is in rawOutput', cmd !== undefined && cmd.rawOutput && cmd.rawOutput.exitCode === 0, cmd && cmd.rawOutput);
+  check('fs on: the command ran in the bridge\'s terminal, in the workspace', fs.existsSync(ran) && fs.readFileSync(ran, 'utf8') === 'out-42\n');
+  const plan = a.updates.filter((u) => u.sessionUpdate === 'plan').pop();
+  check('fs on: the task list arrives as a plan', plan !== undefined && plan.entries.length === 2 && plan.entries[0].status === 'completed' && plan.entries[1].status === 'in_progress', plan);
+  const ids = new Set(cs.map((c) => c.toolCallId));
+  check('fs on: each permission asked names a tool call the client already shows', a.permissions.length >= 3 && a.permissions.every((p) => ids.has(p.toolCall.toolCallId)), a.permissions.map((p) => p.toolCall));
+  check('fs on: the commands and edits were put to the person, with their kinds', ['read', 'edit', 'execute'].every((k) => a.permissions.some((p) => p.toolCall.kind === k)), a.permissions.map((p) => p.toolCall.kind));
+
+  // Cancel in the middle of a command: the second turn runs a long one.
+  a.updates.length = 0;
+  const turn2 = A.conn.prompt({ sessionId, prompt: [{ type: 'text', text: 'Now the long one.' }] });
+  let started = false;
+  for (let i = 0; i < 200 && !started; i++) {
+    await sleep(50);
+    started = calls(a).some((c) => c.kind === 'execute' && contentText(c).includes('started'));
+  }
+  check('cancel: the long command\'s output streamed while it ran', started, calls(a));
+  check('cancel: the command runs', processRunning('sleep 31.5'));
+  await A.conn.cancel({ sessionId });
+  res = await turn2;
+  check('cancel: the turn ends with cancelled', res.stopReason === 'cancelled', res);
+  let gone = false;
+  for (let i = 0; i < 100 && !gone; i++) {
+    gone = !processRunning('sleep 31.5');
+    if (!gone) await sleep(50);
+  }
+  check('cancel: the command was interrupted (no sleep left)', gone);
+  await sleep(300);
+  const long = calls(a).find((c) => c.kind === 'execute');
+  check('cancel: its tool call did not complete', long !== undefined && long.status === 'failed', long);
+  check('cancel: "never" was never printed', long !== undefined && !contentText(long).includes('never'), long && contentText(long));
+  A.child.stdin.end();
+
+  // B: no fs from the client: the bridge reads and writes the disk.
+  fs.writeFileSync(notes, 'alpha disk\n');
+  fs.rmSync(ran, { force: true });
+  const b = recorder({ permit: allowAll });
+  const B = await start(acp, b, env);
+  await init(B.conn, false);
+  const sb = await B.conn.newSession({ cwd: ws, mcpServers: [] });
+  res = await B.conn.prompt({ sessionId: sb.sessionId, prompt: [{ type: 'text', text: 'Fix the notes.' }] });
+  check('fs off: the turn ends with end_turn', res.stopReason === 'end_turn', res);
+  const bview = calls(b).find((c) => c.kind === 'read');
+  check('fs off: the agent read the disk', bview !== undefined && contentText(bview).includes('alpha disk'), bview);
+  check('fs off: the edit landed on disk', fs.readFileSync(notes, 'utf8') === 'beta disk\n', fs.readFileSync(notes, 'utf8'));
+  B.child.stdin.end();
+
+  // C: the person rejects the command.
+  fs.writeFileSync(notes, 'alpha disk\n');
+  fs.rmSync(ran, { force: true });
+  const c = recorder({ permit: (tc) => (tc.kind === 'execute' ? 'reject_once' : 'allow_once') });
+  const C = await start(acp, c, env);
+  await init(C.conn, false);
+  const sc = await C.conn.newSession({ cwd: ws, mcpServers: [] });
+  res = await C.conn.prompt({ sessionId: sc.sessionId, prompt: [{ type: 'text', text: 'Fix the notes.' }] });
+  check('rejected: the turn still ends with end_turn', res.stopReason === 'end_turn', res);
+  const rejected = calls(c).find((x) => x.kind === 'execute');
+  check('rejected: the command\'s tool call failed', rejected !== undefined && rejected.status === 'failed', rejected);
+  check('rejected: the agent was told the user rejected it', rejected !== undefined && /reject/i.test(contentText(rejected)), rejected && contentText(rejected));
+  check('rejected: the command never ran', !fs.existsSync(ran));
+  check('rejected: the edit allowed still landed', fs.readFileSync(notes, 'utf8') === 'beta disk\n');
+  C.child.stdin.end();
+
+  // D: a new connection loads A's session: the history replays first.
+  const d = recorder({ permit: allowAll });
+  const D = await start(acp, d, env);
+  await init(D.conn, false);
+  await D.conn.loadSession({ sessionId, cwd: ws, mcpServers: [] });
+  const seenAtAnswer = d.updates.length;
+  check('load: the history replayed before session/load answered', seenAtAnswer > 0, seenAtAnswer);
+  check('load: the user\'s messages come back', texts(d, 'user_message_chunk').includes('Fix the notes, then say done.') && texts(d, 'user_message_chunk').includes('Now the long one.'), texts(d, 'user_message_chunk'));
+  check('load: the agent\'s messages come back', texts(d, 'agent_message_chunk').includes('Done.'), texts(d, 'agent_message_chunk'));
+  const dcmd = calls(d).find((x) => x.kind === 'execute' && x.title.includes('out-'));
+  check('load: the command comes back with what the agent saw and its exit code', dcmd !== undefined && contentText(dcmd).includes('out-42') &&
+    dcmd.rawOutput && dcmd.rawOutput.exitCode === 0, dcmd);
+  const dedit = calls(d).find((x) => x.kind === 'edit');
+  check('load: the edit comes back as a diff', dedit !== undefined && (dedit.content || []).some((x) => x.type === 'diff' && x.oldText === 'alpha' && x.newText === 'beta'), dedit);
+  check('load: the plan comes back', d.updates.some((u) => u.sessionUpdate === 'plan'));
+  D.child.stdin.end();
+
+  // E: no server configured: the first prompt says how to configure one.
+  const e = recorder({ permit: allowAll });
+  const E = await start(acp, e, {});
+  await init(E.conn, true);
+  const se = await E.conn.newSession({ cwd: ws, mcpServers: [] });
+  res = await E.conn.prompt({ sessionId: se.sessionId, prompt: [{ type: 'text', text: 'hello' }] });
+  const how = texts(e, 'agent_message_chunk');
+  check('no server: the turn ends with end_turn', res.stopReason === 'end_turn', res);
+  check('no server: the answer names the flag, the variable and the config file', how.includes('--server') && how.includes('OH_BRIDGE_SERVER_URL') && how.includes('config file'), how);
+  let loadErr;
+  try { await E.conn.loadSession({ sessionId: 'x', cwd: ws, mcpServers: [] }); } catch (err) { loadErr = err; }
+  check('no server: session/load fails in plain words', loadErr !== undefined && /no OpenHands agent-server is configured/.test(loadErr.message), loadErr && loadErr.message);
+  let bad;
+  try { await E.conn.newSession({ cwd: 'relative/dir', mcpServers: [] }); } catch (err) { bad = err; }
+  check('a relative cwd is refused, naming the fix', bad !== undefined && bad.code === -32602 && /absolute/.test(JSON.stringify(bad)), bad);
+  E.child.stdin.end();
+
+  check(`every message the bridge sent matches the ACP v1 schema (${judged} judged)`, schemaErrors.length === 0 && judged > 50, schemaErrors.slice(0, 3));
+  finish();
+}
+
+main().catch((err) => {
+  console.log(`FAIL ${err.stack || err}`);
+  process.exit(1);
+});

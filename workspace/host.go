@@ -1,0 +1,116 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// TextFileHost is an editor that reads and writes text files itself, as an
+// ACP client offering fs/read_text_file and fs/write_text_file does. Reads
+// through it see the editor's unsaved buffers; writes land in them, in the
+// editor's undo history and in its review of the agent's changes. Either
+// function may be nil: that side goes to the disk.
+type TextFileHost struct {
+	// Read returns the whole text of the file at the absolute path.
+	Read func(ctx context.Context, path string) (string, error)
+	// Write replaces the file's text, creating the file if needed.
+	Write func(ctx context.Context, path, content string) error
+}
+
+type hostBox struct{ h *TextFileHost }
+
+// SetTextFileHost sends text reads and writes to the editor (nil: back to
+// the disk and the overlay). Containment is checked here first: the host
+// sees only resolved paths inside the roots.
+func (f *FS) SetTextFileHost(h *TextFileHost) {
+	f.host.Store(&hostBox{h: h})
+}
+
+func (f *FS) textHost() *TextFileHost {
+	if b := f.host.Load(); b != nil {
+		return b.h
+	}
+	return nil
+}
+
+// HostError is a failure the editor reported for a read or write it was
+// asked to do.
+type HostError struct {
+	Op   string // "read" or "write"
+	Path string
+	Err  error
+}
+
+func (e *HostError) Error() string {
+	return fmt.Sprintf("the editor could not %s %s: %v", e.Op, e.Path, e.Err)
+}
+
+func (e *HostError) Unwrap() error { return e.Err }
+
+// hostRead reads through the host; ok is false when it does not read.
+func (f *FS) hostRead(ctx context.Context, p, display string) (text string, ok bool, err error) {
+	h := f.textHost()
+	if h == nil || h.Read == nil {
+		return "", false, nil
+	}
+	if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+		return "", true, &IsDirectoryError{Path: display}
+	}
+	text, err = h.Read(ctx, p)
+	if err != nil {
+		if _, serr := os.Stat(p); errors.Is(serr, fs.ErrNotExist) {
+			return "", true, pathError(serr, display)
+		}
+		return "", true, &HostError{Op: "read", Path: display, Err: err}
+	}
+	return text, true, nil
+}
+
+// hostWrite writes through the host; ok is false when it does not write.
+// The caller holds the path's lock.
+func (f *FS) hostWrite(ctx context.Context, p, display, content, expectedVersion string) (res *WriteResult, ok bool, err error) {
+	h := f.textHost()
+	if h == nil || h.Write == nil {
+		return nil, false, nil
+	}
+	fi, statErr := os.Stat(p)
+	exists := statErr == nil
+	if exists && fi.IsDir() {
+		return nil, true, &IsDirectoryError{Path: display}
+	}
+	if expectedVersion != "" {
+		current, _, err := f.readText(ctx, p, display)
+		actual := ""
+		if err == nil {
+			actual = versionOfString(current)
+		}
+		if actual != expectedVersion {
+			return nil, true, &StaleVersionError{Path: display, Expected: expectedVersion, Actual: actual}
+		}
+	}
+	if exists {
+		f.agent.recordReplace(p)
+	} else {
+		f.agent.record(p)
+		// Editors create the file, not always its directories.
+		if dir := filepath.Dir(p); !dirExists(dir) {
+			f.agent.record(firstMissing(dir))
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return nil, true, fmt.Errorf("create parent directories of %s: %w", display, err)
+			}
+		}
+	}
+	if err := h.Write(ctx, p, content); err != nil {
+		return nil, true, &HostError{Op: "write", Path: display, Err: err}
+	}
+	return &WriteResult{Version: versionOfString(content), Created: !exists}, true, nil
+}
+
+func dirExists(dir string) bool {
+	fi, err := os.Stat(dir)
+	return err == nil && fi.IsDir()
+}
