@@ -102,3 +102,48 @@ func FuzzStream(f *testing.F) {
 		}
 	})
 }
+
+// TestLineStream reads and writes ACP's newline-delimited framing: blank
+// lines and CRLF are tolerated, a bad line is answered and skipped, and the
+// last message may lack its newline.
+func TestLineStream(t *testing.T) {
+	in := "\n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\"}\r\n" +
+		"not json\n" +
+		"   \n" +
+		"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"b\",\"params\":{\"s\":\"x\\ny\"}}\n" +
+		"{\"jsonrpc\":\"2.0\",\"method\":\"c\"}"
+	rwc := &fuzzRWC{Reader: strings.NewReader(in)}
+	s := rpc.NewLineStream(rwc, nil, nil)
+	var methods []string
+	for {
+		var m struct {
+			Method string `json:"method"`
+		}
+		if err := s.ReadObject(&m); err != nil {
+			if err != io.EOF {
+				t.Fatalf("ReadObject: %v", err)
+			}
+			break
+		}
+		methods = append(methods, m.Method)
+	}
+	if got := strings.Join(methods, ","); got != "a,b,c" {
+		t.Errorf("messages read = %s, want a,b,c", got)
+	}
+	if err := s.WriteObject(map[string]any{"jsonrpc": "2.0", "method": "n", "params": map[string]string{"s": "two\nlines"}}); err != nil {
+		t.Fatal(err)
+	}
+	out := strings.Split(strings.TrimSuffix(rwc.out.String(), "\n"), "\n")
+	if len(out) != 2 {
+		t.Fatalf("wrote %q, want two lines: the parse error's answer and the notification", rwc.out.String())
+	}
+	var reply struct {
+		Error *rpc.Error `json:"error"`
+	}
+	if json.Unmarshal([]byte(out[0]), &reply) != nil || reply.Error == nil || reply.Error.Code != rpc.CodeParseError {
+		t.Errorf("answer to the bad line = %s, want a -32700 error", out[0])
+	}
+	if !strings.Contains(out[1], `"two\nlines"`) || strings.Contains(rwc.out.String(), "Content-Length") {
+		t.Errorf("notification written as %q, want one JSON line", out[1])
+	}
+}

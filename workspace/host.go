@@ -51,6 +51,9 @@ func (e *HostError) Error() string {
 
 func (e *HostError) Unwrap() error { return e.Err }
 
+// Kind is the error's kind on the wire.
+func (e *HostError) Kind() string { return "editor_failed" }
+
 // hostRead reads through the host; ok is false when it does not read.
 func (f *FS) hostRead(ctx context.Context, p, display string) (text string, ok bool, err error) {
 	h := f.textHost()

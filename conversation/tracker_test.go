@@ -1,0 +1,246 @@
+package conversation_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/oh-bridge/oh-bridge/conversation"
+	"github.com/oh-bridge/oh-bridge/ohtools"
+	"github.com/oh-bridge/oh-bridge/session"
+)
+
+// recorder keeps the updates a tracker emits, as JSON objects.
+type recorder struct {
+	mu      sync.Mutex
+	updates []map[string]any
+}
+
+func (r *recorder) emit(u conversation.Update) {
+	b, _ := json.Marshal(u)
+	var m map[string]any
+	json.Unmarshal(b, &m)
+	r.mu.Lock()
+	r.updates = append(r.updates, m)
+	r.mu.Unlock()
+}
+
+func (r *recorder) all() []map[string]any {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]map[string]any(nil), r.updates...)
+}
+
+// call folds a tool call's updates into its final state.
+func (r *recorder) call(id string) map[string]any {
+	out := map[string]any{}
+	for _, u := range r.all() {
+		if u["toolCallId"] == id {
+			for k, v := range u {
+				out[k] = v
+			}
+		}
+	}
+	return out
+}
+
+func contentText(c map[string]any) string {
+	var b strings.Builder
+	list, _ := c["content"].([]any)
+	for _, x := range list {
+		m := x.(map[string]any)
+		if inner, ok := m["content"].(map[string]any); ok {
+			b.WriteString(inner["text"].(string))
+		}
+	}
+	return b.String()
+}
+
+func event(t *testing.T, v map[string]any) json.RawMessage {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func text(s string) []map[string]any { return []map[string]any{{"type": "text", "text": s}} }
+
+func action(id, tool string, args map[string]any, thought string) map[string]any {
+	return map[string]any{"id": "ev-" + id, "kind": "ActionEvent", "source": "agent", "tool_name": tool, "tool_call_id": id,
+		"thought": text(thought), "action": map[string]any{"kind": "MCPToolAction", "data": args}}
+}
+
+func observation(id, tool, body string, isError bool) map[string]any {
+	return map[string]any{"id": "obs-" + id, "kind": "ObservationEvent", "source": "environment", "tool_name": tool,
+		"tool_call_id": id, "action_id": "ev-" + id, "observation": map[string]any{"kind": "MCPToolObservation",
+			"content": append(text("[Tool '"+tool+"' executed.]"), text(body)...), "is_error": isError}}
+}
+
+// TestReplayedEvents reads a conversation from its events alone, as when
+// it is loaded: the texts the agent saw, snippet diffs, the plan.
+func TestReplayedEvents(t *testing.T) {
+	r := &recorder{}
+	tr := conversation.New(conversation.Options{Emit: r.emit})
+	for _, e := range []map[string]any{
+		{"id": "m1", "kind": "MessageEvent", "source": "user", "llm_message": map[string]any{"role": "user", "content": text("Fix it.")}},
+		action("c1", "terminal", map[string]any{"command": "make test"}, "Run the tests."),
+		observation("c1", "terminal", "FAIL\n[The command completed with exit code 2.]", false),
+		action("c2", "file_editor", map[string]any{"command": "str_replace", "path": "/w/a.go", "old_str": "x", "new_str": "y"}, ""),
+		observation("c2", "file_editor", "The file /w/a.go has been edited.", false),
+		action("c3", "task_tracker", map[string]any{"command": "plan", "task_list": []map[string]any{{"title": "Fix", "status": "done"}}}, ""),
+		observation("c3", "task_tracker", "Task list has been updated with 1 item.", false),
+		action("c4", "file_editor", map[string]any{"command": "view", "path": "/w/missing"}, ""),
+		observation("c4", "file_editor", "ERROR: The path /w/missing does not exist.", true),
+		{"id": "x1", "kind": "ActionEvent", "source": "agent", "tool_name": "finish", "tool_call_id": "f1",
+			"action": map[string]any{"kind": "FinishAction", "message": "All green."}},
+		{"id": "e1", "kind": "ConversationErrorEvent", "source": "environment", "code": "MaxIterationsReached", "detail": "Agent reached maximum iterations limit (500)."},
+	} {
+		tr.Event(event(t, e))
+	}
+	ups := r.all()
+	kinds := []string{}
+	for _, u := range ups {
+		kinds = append(kinds, u["sessionUpdate"].(string))
+	}
+	want := "user_message_chunk agent_thought_chunk tool_call tool_call_update tool_call tool_call_update tool_call plan tool_call_update tool_call tool_call_update agent_message_chunk agent_message_chunk"
+	if got := strings.Join(kinds, " "); got != want {
+		t.Fatalf("updates:\n got %s\nwant %s", got, want)
+	}
+	run := r.call("c1")
+	if run["kind"] != "execute" || run["status"] != "completed" || !strings.Contains(contentText(run), "FAIL") ||
+		run["rawOutput"].(map[string]any)["exitCode"] != 2.0 || run["title"] != "Run `make test`" {
+		t.Errorf("command card: %v", run)
+	}
+	edit := r.call("c2")
+	diff := edit["content"].([]any)[0].(map[string]any)
+	if edit["kind"] != "edit" || diff["type"] != "diff" || diff["oldText"] != "x" || diff["newText"] != "y" || diff["path"] != "/w/a.go" {
+		t.Errorf("edit card: %v", edit)
+	}
+	if loc := edit["locations"].([]any)[0].(map[string]any); loc["path"] != "/w/a.go" {
+		t.Errorf("edit location: %v", loc)
+	}
+	plan := ups[7]["entries"].([]any)[0].(map[string]any)
+	if plan["content"] != "Fix" || plan["status"] != "completed" || plan["priority"] != "medium" {
+		t.Errorf("plan: %v", plan)
+	}
+	if view := r.call("c4"); view["status"] != "failed" || !strings.Contains(contentText(view), "does not exist") {
+		t.Errorf("failed view: %v", view)
+	}
+	if last := ups[len(ups)-1]; last["_meta"].(map[string]any)["ohBridge"].(map[string]any)["kind"] != "error" ||
+		!strings.Contains(last["content"].(map[string]any)["text"].(string), "MaxIterationsReached") {
+		t.Errorf("error message: %v", last)
+	}
+	if msg := ups[len(ups)-2]; msg["content"].(map[string]any)["text"] != "All green." {
+		t.Errorf("finish message: %v", msg)
+	}
+}
+
+// TestLiveCalls follows calls the session really runs: the command's
+// output streams into its card from the agent's terminal, without the
+// shell's machinery, and an edit's card has the whole file's diff.
+func TestLiveCalls(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "a.txt")
+	os.WriteFile(file, []byte("one\ntwo\n"), 0o644)
+	sess, err := session.New(session.Options{Roots: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close(context.Background())
+	agent, err := sess.NewAgent(session.AgentOptions{Name: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &recorder{}
+	tr := conversation.New(conversation.Options{Emit: r.emit, Throttle: 10 * time.Millisecond})
+	defer sess.Observe(tr.Observer())()
+	ctx := context.Background()
+
+	run := func(id, tool string, args map[string]any) *ohtools.Observation {
+		t.Helper()
+		tr.Event(event(t, action(id, tool, args, "")))
+		raw, _ := json.Marshal(args)
+		if got := tr.ToolCallID(tool, raw); got != id {
+			t.Errorf("ToolCallID before the call = %q, want %q", got, id)
+		}
+		obs, err := agent.Call(ctx, tool, raw, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr.Event(event(t, observation(id, tool, obs.Text(), obs.IsError)))
+		return obs
+	}
+
+	run("c1", "terminal", map[string]any{"command": "for i in 1 2 3; do echo line-$i; sleep 0.1; done; false"})
+	card := r.call("c1")
+	if card["status"] != "completed" || card["rawOutput"].(map[string]any)["exitCode"] != 1.0 {
+		t.Errorf("command card: %v", card)
+	}
+	if out := contentText(card); out != "line-1\nline-2\nline-3\n" {
+		t.Errorf("command output = %q, want the three lines and nothing else", out)
+	}
+	var live, meta bool
+	for _, u := range r.all() {
+		if u["toolCallId"] == "c1" && u["status"] == nil && strings.Contains(contentText(u), "line-1") && !strings.Contains(contentText(u), "line-3") {
+			live = true
+		}
+		if m, ok := u["_meta"].(map[string]any); ok && u["status"] == "in_progress" && m["ohBridge"].(map[string]any)["terminalId"] == agent.Info().TerminalID {
+			meta = true
+		}
+	}
+	if !live {
+		t.Errorf("no update carried the output while the command ran: %v", r.all())
+	}
+	if !meta {
+		t.Errorf("no in_progress update named the agent's terminal: %v", r.all())
+	}
+
+	run("c2", "file_editor", map[string]any{"command": "str_replace", "path": file, "old_str": "two", "new_str": "2"})
+	diff := r.call("c2")["content"].([]any)[0].(map[string]any)
+	if diff["oldText"] != "one\ntwo\n" || diff["newText"] != "one\n2\n" {
+		t.Errorf("edit diff = %v, want the whole file before and after", diff)
+	}
+
+	created := filepath.Join(dir, "new.txt")
+	run("c3", "file_editor", map[string]any{"command": "create", "path": created, "file_text": "hi\n"})
+	diff = r.call("c3")["content"].([]any)[0].(map[string]any)
+	if old, ok := diff["oldText"]; !ok || old != nil || diff["newText"] != "hi\n" {
+		t.Errorf("create diff = %v, want oldText null", diff)
+	}
+}
+
+// TestCallBeforeAction binds a call the session starts before the
+// agent-server's event for it arrives.
+func TestCallBeforeAction(t *testing.T) {
+	dir := t.TempDir()
+	sess, err := session.New(session.Options{Roots: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close(context.Background())
+	agent, _ := sess.NewAgent(session.AgentOptions{})
+	r := &recorder{}
+	tr := conversation.New(conversation.Options{Emit: r.emit, Throttle: 10 * time.Millisecond})
+	defer sess.Observe(tr.Observer())()
+	args := map[string]any{"command": "echo early; sleep 0.5; echo late"}
+	raw, _ := json.Marshal(args)
+	done := make(chan *ohtools.Observation)
+	go func() {
+		obs, _ := agent.Call(context.Background(), "terminal", raw, nil)
+		done <- obs
+	}()
+	time.Sleep(200 * time.Millisecond)
+	tr.Event(event(t, action("c1", "terminal", args, "")))
+	obs := <-done
+	tr.Event(event(t, observation("c1", "terminal", obs.Text(), false)))
+	if out := contentText(r.call("c1")); !strings.Contains(out, "late") {
+		t.Errorf("output after the action arrived = %q, want it to include late", out)
+	}
+}
