@@ -150,7 +150,7 @@ type authenticateParams struct {
 // bridge's configuration, and initialize offers no methods.
 func (a *Agent) authenticate(ctx context.Context, p *authenticateParams) (any, error) {
 	return nil, rpc.NewError(rpc.CodeInvalidParams, "oh-bridge offers no authentication methods (initialize lists none); "+
-		"the agent-server's session API key is configured with --session-api-key or OH_BRIDGE_SESSION_API_KEY", nil)
+		"the agent-server's session API key is configured with OH_BRIDGE_SESSION_API_KEY or sessionApiKey in the config file", nil)
 }
 
 func (a *Agent) capabilities() clientCapabilities {

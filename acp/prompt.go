@@ -77,12 +77,18 @@ func (a *Agent) prompt(ctx context.Context, p *promptParams) (any, error) {
 		s.turn = nil
 		s.mu.Unlock()
 	}()
-	if err := s.conv.SendMessage(ctx, text); err != nil {
-		return nil, fail(err)
-	}
+	// The turn can end before the message's POST has its answer: the
+	// events come on their own socket.
+	sent := make(chan error, 1)
+	go func() { sent <- s.conv.SendMessage(ctx, text) }()
 	var grace <-chan time.Time
 	for {
 		select {
+		case err := <-sent:
+			if err != nil {
+				return nil, fail(err)
+			}
+			sent = nil
 		case <-t.done:
 			if t.err != nil {
 				return nil, fail(t.err)
