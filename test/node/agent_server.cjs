@@ -67,6 +67,8 @@ async function main() {
   conn.onRequest('workspace/applyEdit', () => ({ applied: true }));
   conn.onNotification('openhands/did_receive_event', (p) => editorEvents.push(p.event));
   conn.onNotification('openhands/did_change_status', (p) => statuses.push(p));
+  const updates = [];
+  conn.onNotification('openhands/did_update_conversation', (p) => updates.push(p));
   conn.listen();
   // The client looks for WebSocket on window, else calls require('ws'),
   // which an ES module (this package is one) does not have: in Node it
@@ -155,6 +157,21 @@ async function main() {
     const kinds = editorEvents.map((e) => e.kind);
     check('B: the editor got the conversation\'s events in V1\'s JSON',
       ['MessageEvent', 'ActionEvent', 'ObservationEvent'].every((k) => kinds.includes(k)) && editorEvents.every((e) => typeof e.id === 'string' && e.timestamp), kinds);
+    // The conversation view's updates: the command as a card with its
+    // live output from the bridge's own terminal, and the agent's answer.
+    const mine = updates.filter((u) => u.conversationId === connected.conversationId).map((u) => u.update);
+    const call = mine.find((u) => u.sessionUpdate === 'tool_call' && u.kind === 'execute');
+    const callUpdates = call === undefined ? [] : mine.filter((u) => u.toolCallId === call.toolCallId);
+    const final = Object.assign({}, ...callUpdates);
+    check('B: the view gets the command as a tool call, titled by its command', call !== undefined && call.title.includes('echo hi >> hello.txt') &&
+      call._meta.ohBridge.tool === 'terminal', call);
+    check('B: the card ran in_progress in the agent\'s terminal, then completed with exit code 0',
+      callUpdates.some((u) => u.status === 'in_progress' && /^agent-\d+$/.test(u._meta.ohBridge.terminalId)) && final.status === 'completed' &&
+      final.rawOutput.exitCode === 0, callUpdates);
+    check('B: the card shows the command\'s output', final.content !== undefined && final.content[0].content.text === 'hi\nhi\n', final.content);
+    await until('the agent\'s answer as an update', () => updates.some((u) => u.update.sessionUpdate === 'agent_message_chunk')).catch(() => undefined);
+    check('B: the view gets the agent\'s answer', updates.some((u) => u.update.sessionUpdate === 'agent_message_chunk' && u.update.content.text === 'hello.txt has hi.'),
+      mine.filter((u) => u.sessionUpdate.endsWith('chunk')));
     let status;
     await until('the status to count every event', async () => {
       status = await conn.sendRequest('openhands/status', {});
