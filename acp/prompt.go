@@ -161,10 +161,12 @@ func (s *acpSession) cancelTurn() {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), cancelGrace)
 		defer cancel()
-		s.sess.InterruptAgents(ctx)
+		// The agent first, so it does not go on to a next step when its
+		// command ends; then any command it left running.
 		if err := s.conv.Interrupt(ctx); err != nil {
 			s.a.log.Warn("interrupting the agent", "error", err)
 		}
+		s.sess.InterruptAgents(ctx)
 	}()
 }
 
@@ -201,7 +203,12 @@ func (s *acpSession) status(st agentserver.Status) {
 	case "running", "waiting_for_confirmation":
 		t.running = true
 	case "finished", "idle":
-		if t.running {
+		switch {
+		case !t.running:
+		case t.cancelled:
+			// ACP: a cancelled turn answers cancelled, however it ended.
+			t.finish("cancelled", nil)
+		default:
 			t.finish("end_turn", nil)
 		}
 	case "paused", "stuck":

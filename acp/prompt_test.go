@@ -24,6 +24,7 @@ func TestStopReasons(t *testing.T) {
 		{"rejected in confirmation mode", []string{"waiting_for_confirmation", "idle"}, false, "", "end_turn"},
 		{"paused by the person elsewhere", []string{"running", "paused"}, false, "", "end_turn"},
 		{"cancelled", []string{"running", "paused"}, true, "", "cancelled"},
+		{"cancelled, though the agent finished first", []string{"running", "finished"}, true, "", "cancelled"},
 		{"stuck", []string{"running", "stuck"}, false, "", "end_turn"},
 		{"iterations", []string{"running", "error"}, false, "MaxIterationsReached", "max_turn_requests"},
 		{"an error", []string{"running", "error"}, false, "LLMBadRequestError", "error: LLMBadRequestError"},

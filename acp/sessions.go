@@ -300,55 +300,15 @@ func (s *acpSession) writeFile(ctx context.Context, path, content string) error 
 	return s.a.peer.Call(ctx, "fs/write_text_file", map[string]any{"sessionId": s.sessionID(), "path": path, "content": content}, nil)
 }
 
-// permissionOptions are the answers offered; their ids are the session's
-// option kinds, so "Allow always" is remembered for the session.
-var permissionOptions = []map[string]string{
-	{"optionId": "allow_once", "name": "Allow once", "kind": "allow_once"},
-	{"optionId": "allow_always", "name": "Allow always", "kind": "allow_always"},
-	{"optionId": "reject_once", "name": "Reject", "kind": "reject_once"},
-}
-
-// askPermission puts an action to the person through the client. The
-// question names the tool call the conversation already shows, when the
-// agent-server has reported it.
+// askPermission puts an action to the person through the client, naming
+// the tool call the conversation already shows when the agent-server has
+// reported it (without a server, there is none to wait for).
 func (s *acpSession) askPermission(ctx context.Context, req session.PermissionRequest) (session.PermissionOutcome, error) {
 	id := req.ToolCallID
-	if req.Tool != "" {
-		// The action event may trail the call by a moment.
-		for range 50 {
-			if match := s.tracker.ToolCallID(req.Tool, req.RawInput); match != "" {
-				id = match
-				break
-			}
-			if s.conv == nil {
-				break
-			}
-			select {
-			case <-ctx.Done():
-				return session.PermissionOutcome{}, ctx.Err()
-			case <-time.After(20 * time.Millisecond):
-			}
-		}
+	if s.conv != nil {
+		id = s.tracker.AwaitToolCallID(ctx, req, time.Second)
 	}
-	toolCall := map[string]any{"toolCallId": id, "title": req.Title, "kind": req.Kind, "status": "pending"}
-	if len(req.RawInput) > 0 {
-		toolCall["rawInput"] = req.RawInput
-	}
-	var res struct {
-		Outcome struct {
-			Outcome  string `json:"outcome"`
-			OptionID string `json:"optionId"`
-		} `json:"outcome"`
-	}
-	err := s.a.peer.Call(ctx, "session/request_permission",
-		map[string]any{"sessionId": s.sessionID(), "toolCall": toolCall, "options": permissionOptions}, &res)
-	if err != nil {
-		return session.PermissionOutcome{}, err
-	}
-	if res.Outcome.Outcome != "selected" {
-		return session.PermissionOutcome{}, nil
-	}
-	return session.PermissionOutcome{OptionID: res.Outcome.OptionID}, nil
+	return session.Ask(ctx, s.a.peer.Call, req, id, map[string]any{"sessionId": s.sessionID()})
 }
 
 // confirm answers an agent-server in confirmation mode.

@@ -14,6 +14,7 @@ import (
 // around a command (the prompt, the integration) is dropped.
 type outFilter struct {
 	inCommand bool
+	ended     bool   // a D or A mark was read in this chunk
 	pending   []byte // an escape sequence cut by the chunk's end
 }
 
@@ -21,7 +22,10 @@ type outFilter struct {
 // next chunk; longer ones are not markers and are dropped.
 const maxPendingEscape = 4 << 10
 
-func (f *outFilter) write(data []byte) string {
+// write returns the command output in data, and whether data ended a
+// command (its D mark, or a new prompt's A).
+func (f *outFilter) write(data []byte) (string, bool) {
+	f.ended = false
 	if len(f.pending) > 0 {
 		data = append(f.pending, data...)
 		f.pending = nil
@@ -52,9 +56,9 @@ func (f *outFilter) write(data []byte) string {
 		data = rest[end+size:]
 	}
 	if out.Len() == 0 {
-		return ""
+		return "", f.ended
 	}
-	return ansi.Strip(out.String())
+	return ansi.Strip(out.String()), f.ended
 }
 
 func (f *outFilter) keep(b []byte, out *bytes.Buffer) {
@@ -86,7 +90,7 @@ func (f *outFilter) osc(body []byte) {
 	case "C":
 		f.inCommand = true
 	case "D", "A":
-		f.inCommand = false
+		f.inCommand, f.ended = false, true
 	}
 }
 

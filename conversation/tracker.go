@@ -1,6 +1,7 @@
 package conversation
 
 import (
+	"context"
 	"encoding/json"
 	"regexp"
 	"strconv"
@@ -55,6 +56,10 @@ type call struct {
 	out      outputBuf
 	liveSeen bool
 	flush    *time.Timer
+	// awaitEnd: the call ended with its command; its output is complete
+	// at the terminal's next end mark.
+	awaitEnd bool
+	sent     string // the output last sent
 	// end is the session's report of the call's end, when it ran here.
 	end *session.CallEvent
 }
@@ -98,6 +103,30 @@ func (t *Tracker) ToolCallID(tool string, args json.RawMessage) string {
 		}
 	}
 	return ""
+}
+
+// AwaitToolCallID is ToolCallID for a call the session is about to ask
+// the person about, waiting up to wait for the agent-server's event that
+// announces it (it may trail the call by a moment); without one it is the
+// session's own id for the call.
+func (t *Tracker) AwaitToolCallID(ctx context.Context, req session.PermissionRequest, wait time.Duration) string {
+	if req.Tool == "" {
+		return req.ToolCallID
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		if id := t.ToolCallID(req.Tool, req.RawInput); id != "" {
+			return id
+		}
+		if time.Now().After(deadline) {
+			return req.ToolCallID
+		}
+		select {
+		case <-ctx.Done():
+			return req.ToolCallID
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // event is the part of an agent-server event the tracker reads.
@@ -360,6 +389,9 @@ func (t *Tracker) start(c *call, ev session.CallEvent) {
 	u := &ToolCall{SessionUpdate: "tool_call_update", ToolCallID: c.id, Status: "in_progress"}
 	if c.tool == "terminal" {
 		c.terminal, c.liveSeen = ev.TerminalID, true
+		if prev := t.running[ev.TerminalID]; prev != nil && prev != c {
+			t.flushNow(prev)
+		}
 		t.running[ev.TerminalID] = c
 		u.Meta = &Meta{OhBridge: MetaFields{Tool: c.tool, TerminalID: ev.TerminalID}}
 	}
@@ -374,13 +406,19 @@ func (t *Tracker) start(c *call, ev session.CallEvent) {
 // follows completes the card.
 func (t *Tracker) ended(c *call, ev session.CallEvent) {
 	c.end = &ev
-	if c.terminal != "" && t.running[c.terminal] == c {
+	// The terminal's output reaches the tracker on its own goroutine and
+	// may trail the call's end: the card keeps taking it until the
+	// command's end mark, or until another call runs there.
+	if c.terminal == "" || (ev.Observation != nil && ev.Observation.Command != nil && ev.Observation.Command.Running) {
+		return
+	}
+	if f := t.terms[c.terminal]; f != nil && !f.inCommand && t.running[c.terminal] == c {
+		// The end mark is already in: the output is complete.
 		delete(t.running, c.terminal)
+		t.flushNow(c)
+		return
 	}
-	if c.flush != nil {
-		c.flush.Stop()
-		c.flush = nil
-	}
+	c.awaitEnd = true
 }
 
 // terminal takes a terminal's output: a running command's goes to its card.
@@ -395,14 +433,20 @@ func (t *Tracker) terminal(ev shellint.Event) {
 		f = &outFilter{}
 		t.terms[ev.TerminalID] = f
 	}
-	out := f.write(ev.Output.Data)
+	out, ended := f.write(ev.Output.Data)
 	c := t.running[ev.TerminalID]
-	if c == nil || out == "" {
+	if c == nil {
 		return
 	}
-	c.out.write(out, t.opts.MaxOutput)
-	if c.flush == nil {
-		c.flush = time.AfterFunc(t.opts.Throttle, func() { t.flushOutput(c) })
+	if out != "" {
+		c.out.write(out, t.opts.MaxOutput)
+		if c.flush == nil && !(ended && c.awaitEnd) {
+			c.flush = time.AfterFunc(t.opts.Throttle, func() { t.flushOutput(c) })
+		}
+	}
+	if ended && c.awaitEnd {
+		delete(t.running, ev.TerminalID)
+		t.flushNow(c)
 	}
 }
 
@@ -413,7 +457,25 @@ func (t *Tracker) flushOutput(c *call) {
 		return
 	}
 	c.flush = nil
-	t.emit(&ToolCall{SessionUpdate: "tool_call_update", ToolCallID: c.id, Content: textContent(c.out.String())})
+	t.emitOutput(c)
+}
+
+// flushNow sends the output a throttled update holds back, at once.
+func (t *Tracker) flushNow(c *call) {
+	if c.flush == nil && c.sent == c.out.String() {
+		return
+	}
+	if c.flush != nil {
+		c.flush.Stop()
+		c.flush = nil
+	}
+	t.emitOutput(c)
+}
+
+func (t *Tracker) emitOutput(c *call) {
+	text := c.out.String()
+	c.sent = text
+	t.emit(&ToolCall{SessionUpdate: "tool_call_update", ToolCallID: c.id, Content: textContent(text)})
 }
 
 var exitCodeRE = regexp.MustCompile(`\[The command completed with exit code (-?\d+)\.\]`)

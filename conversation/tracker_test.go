@@ -180,6 +180,13 @@ func TestLiveCalls(t *testing.T) {
 
 	run("c1", "terminal", map[string]any{"command": "for i in 1 2 3; do echo line-$i; sleep 0.1; done; false"})
 	card := r.call("c1")
+	for range 100 {
+		if contentText(card) == "line-1\nline-2\nline-3\n" {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+		card = r.call("c1")
+	}
 	if card["status"] != "completed" || card["rawOutput"].(map[string]any)["exitCode"] != 1.0 {
 		t.Errorf("command card: %v", card)
 	}
@@ -240,7 +247,15 @@ func TestCallBeforeAction(t *testing.T) {
 	tr.Event(event(t, action("c1", "terminal", args, "")))
 	obs := <-done
 	tr.Event(event(t, observation("c1", "terminal", obs.Text(), false)))
-	if out := contentText(r.call("c1")); !strings.Contains(out, "late") {
+	// The terminal's output reaches the tracker on its own goroutine.
+	out := ""
+	for range 100 {
+		if out = contentText(r.call("c1")); strings.Contains(out, "late") {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !strings.Contains(out, "late") {
 		t.Errorf("output after the action arrived = %q, want it to include late", out)
 	}
 }

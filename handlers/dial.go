@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"net/http"
 	"sync"
+	"sync/atomic"
+
+	"github.com/oh-bridge/oh-bridge/conversation"
 
 	"github.com/oh-bridge/oh-bridge/rpc"
 )
@@ -50,6 +53,9 @@ type dialState struct {
 	// last is the last status sent to the client, as JSON. It is guarded
 	// by h.mu, not mu: connect holds mu while the link reports its status.
 	last json.RawMessage
+	// tracker follows the V1 conversation, for the view and to name the
+	// calls the person is asked about.
+	tracker atomic.Pointer[conversation.Tracker]
 }
 
 // disconnectedStatus is the status with no connection.

@@ -40,7 +40,12 @@ func (h *Handlers) connectV1(ctx context.Context, p *connectParams, header http.
 		_ = h.conn.Notify(context.Background(), "openhands/did_update_conversation",
 			map[string]any{"conversationId": convID.Load(), "update": u})
 	}})
-	stop := h.workspaceSession().Observe(tracker.Observer())
+	stopObs := h.workspaceSession().Observe(tracker.Observer())
+	h.dialing().tracker.Store(tracker)
+	stop := func() {
+		stopObs()
+		h.dialing().tracker.CompareAndSwap(tracker, nil)
+	}
 	s, err := agentserver.Connect(ctx, agentserver.Options{
 		ServerURL:          p.ServerURL,
 		SessionAPIKey:      p.SessionAPIKey,

@@ -2,7 +2,7 @@ package handlers
 
 import (
 	"context"
-	"encoding/json"
+	"time"
 
 	"github.com/oh-bridge/oh-bridge/session"
 	"github.com/oh-bridge/oh-bridge/shellint"
@@ -76,25 +76,15 @@ func (h *Handlers) closeSession(ctx context.Context) {
 
 // askPermission puts an action to the person with ACP's
 // session/request_permission; the client's modal or inline prompt answers.
+// A V1 conversation's call is named as the conversation view shows it.
 func (h *Handlers) askPermission(ctx context.Context, req session.PermissionRequest) (session.PermissionOutcome, error) {
-	params := map[string]any{
-		"toolCall": map[string]any{"toolCallId": req.ToolCallID, "title": req.Title, "kind": req.Kind, "rawInput": json.RawMessage(req.RawInput)},
-		"options":  session.PermissionOptions,
+	id := req.ToolCallID
+	if t := h.dialing().tracker.Load(); t != nil {
+		id = t.AwaitToolCallID(ctx, req, time.Second)
 	}
+	var extra map[string]any
 	if req.Agent != "" {
-		params["agent"] = req.Agent
+		extra = map[string]any{"agent": req.Agent}
 	}
-	var res struct {
-		Outcome struct {
-			Outcome  string `json:"outcome"`
-			OptionID string `json:"optionId"`
-		} `json:"outcome"`
-	}
-	if err := h.conn.Call(ctx, "session/request_permission", params, &res); err != nil {
-		return session.PermissionOutcome{}, err
-	}
-	if res.Outcome.Outcome != "selected" {
-		return session.PermissionOutcome{}, nil
-	}
-	return session.PermissionOutcome{OptionID: res.Outcome.OptionID}, nil
+	return session.Ask(ctx, h.conn.Call, req, id, extra)
 }

@@ -137,3 +137,31 @@ func callKey(tool string, args json.RawMessage) (string, bool) {
 	}
 	return tool + "\x00" + string(b), true
 }
+
+// Ask puts req to the person with ACP's session/request_permission through
+// call, a face's request to its client; toolCallID names the call as the
+// client shows it, and extra adds parameters (ACP's sessionId).
+func Ask(ctx context.Context, call func(ctx context.Context, method string, params, result any) error,
+	req PermissionRequest, toolCallID string, extra map[string]any) (PermissionOutcome, error) {
+	toolCall := map[string]any{"toolCallId": toolCallID, "title": req.Title, "kind": req.Kind, "status": "pending"}
+	if len(req.RawInput) > 0 {
+		toolCall["rawInput"] = req.RawInput
+	}
+	params := map[string]any{"toolCall": toolCall, "options": PermissionOptions}
+	for k, v := range extra {
+		params[k] = v
+	}
+	var res struct {
+		Outcome struct {
+			Outcome  string `json:"outcome"`
+			OptionID string `json:"optionId"`
+		} `json:"outcome"`
+	}
+	if err := call(ctx, "session/request_permission", params, &res); err != nil {
+		return PermissionOutcome{}, err
+	}
+	if res.Outcome.Outcome != "selected" {
+		return PermissionOutcome{}, nil
+	}
+	return PermissionOutcome{OptionID: res.Outcome.OptionID}, nil
+}
