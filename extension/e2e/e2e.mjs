@@ -10,7 +10,10 @@
 // the open buffer, each after the user allowed it. Last, open a project
 // set up for an OpenHands agent-server (the V1 stand-in) in confirmation
 // mode and start a conversation whose agent works with the bridge's
-// tools. Screenshots go to OUT_DIR.
+// tools. Then, in the OpenHands conversation view, start one by typing a
+// message, answer its permission question inline, see the agent's reply
+// and its command's card, and stop a long command. Screenshots go to
+// OUT_DIR.
 //
 // Env: CODE_SERVER (launcher), VSIX, REPO (the oh-bridge checkout), OUT_DIR.
 import { spawn, execFileSync } from 'node:child_process';
@@ -121,6 +124,8 @@ async function main() {
   }));
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
   try {
+    // E2E_ONLY=view runs the conversation view's step alone, when working on it.
+    if (process.env.E2E_ONLY === 'view') return await conversationView(browser, { tmp, port });
     await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`);
     await page.waitForSelector('.monaco-workbench', { timeout: 60_000 });
     const { status, editorText } = workbench(page);
@@ -166,6 +171,7 @@ async function main() {
 
     await mcpAgent(page, notes, editorText);
     await v1Agent(browser, { tmp, port });
+    await conversationView(browser, { tmp, port });
   } catch (err) {
     await page.screenshot({ path: path.join(OUT_DIR, 'failure.png') }).catch(() => undefined);
     throw err;
@@ -356,6 +362,100 @@ async function v1Agent(browser, { tmp, port }) {
   const finished = await until('Done in the status bar', async () => /OpenHands: Done/.test(await status()) && (await status())).catch((e) => String(e));
   check('V1: the status bar says the agent is done', /OpenHands: Done/.test(finished), finished);
   await page.screenshot({ path: path.join(OUT_DIR, '5-v1-agent.png') });
+}
+
+// conversationView: the user opens the OpenHands view, types a task in
+// its message box and answers the permission question inline; the view
+// shows the message, the agent's command with its output and exit code,
+// and the agent's reply. A second message starts a long command, and Stop
+// interrupts it.
+async function conversationView(browser, { tmp, port }) {
+  const ws = path.join(tmp, 'project-view');
+  fs.mkdirSync(path.join(ws, '.vscode'), { recursive: true });
+  const script = path.join(tmp, 'view-script.json');
+  fs.writeFileSync(script, JSON.stringify({ turns: [
+    [{ tool: 'terminal', arguments: { command: 'echo view-output-$((6*7))' }, thought: 'Print the answer.' }],
+    [{ message: 'The command printed **view-output-42**.' }],
+    [{ tool: 'terminal', arguments: { command: 'sleep 30; echo never' } }],
+    [{ message: 'Slept.' }],
+  ] }));
+  const server = start('/usr/bin/python3', [path.join(REPO, 'fixtures', 'peers', 'agent_server_standin.py'), '--script', script]);
+  const url = await standInURL(server, 'the agent-server stand-in for the view');
+  fs.writeFileSync(path.join(ws, '.vscode', 'settings.json'), JSON.stringify({ 'openhands.serverUrl': url, 'openhands.protocol': 'v1',
+    'openhands.llm.model': 'e2e/scripted' }));
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  const { status } = workbench(page);
+  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`);
+  await page.waitForSelector('.monaco-workbench', { timeout: 60_000 });
+  await until('the bridge of the view\'s window', async () => /OpenHands: Disconnected/.test(await status()), 60_000);
+
+  await runCommand(page, 'OpenHands: Open Conversation View');
+  // The webview's document is two iframes down.
+  const view = page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
+  const input = view.locator('#input');
+  await input.waitFor({ state: 'visible', timeout: 30_000 });
+  const label = await view.locator('#state').innerText();
+  check('view: it shows the connection state', label === 'Not connected', label);
+  await input.click();
+  await page.keyboard.type('Say hello from the view.');
+  await page.keyboard.press('Enter');
+
+  // Permission questions show in the view while it is visible: answer
+  // them there, and count any modal that showed instead.
+  let modals = 0;
+  const inlineAnswers = [];
+  const answerInline = async () => {
+    if (await page.locator('.monaco-dialog-box').isVisible().catch(() => false)) modals++;
+    const allow = view.locator('.card.permission.open button[data-option="allow_once"]');
+    if ((await allow.count()) > 0) {
+      inlineAnswers.push(await view.locator('.card.permission.open').first().innerText());
+      await allow.first().click().catch(() => undefined);
+    }
+  };
+  const cardText = (sel) => view.locator(sel).allInnerTexts().then((t) => t.join('\n---\n'));
+  const replied = await until('the agent\'s reply in the view', async () => {
+    await answerInline();
+    const agent = await cardText('.card.message.agent');
+    const tools = await cardText('.card.tool');
+    return agent.includes('view-output-42') && /Exit 0/.test(tools) && { agent, tools };
+  }, 90_000).catch((e) => ({ error: String(e) }));
+  const output = await until('the command\'s output in its card', async () => {
+    const t = await cardText('.card.tool pre.output');
+    return t.includes('view-output-42') && t;
+  }, 10_000).catch((e) => String(e));
+  const user = await cardText('.card.message.user').catch(() => '');
+  check('view: the typed message started the conversation and shows as the user\'s', user.includes('Say hello from the view.'), user);
+  check('view: the permission question was answered inline, with no modal', inlineAnswers.length >= 1 && modals === 0, JSON.stringify({ inlineAnswers, modals }));
+  check('view: the agent\'s reply shows, rendered', !replied.error && (await view.locator('.card.message.agent strong', { hasText: 'view-output-42' }).count()) === 1, JSON.stringify(replied).slice(0, 600));
+  check('view: the command\'s card shows the command and its exit code', !replied.error && replied.tools.includes('echo view-output-$((6*7))') && /Exit 0/.test(replied.tools), JSON.stringify(replied).slice(0, 600));
+  check('view: the command\'s card shows its output', output.includes('view-output-42'), output);
+  await page.screenshot({ path: path.join(OUT_DIR, '6-view-reply.png') });
+
+  await input.click();
+  await page.keyboard.type('Now sleep a while.');
+  await page.keyboard.press('Enter');
+  const sleeping = view.locator('.card.tool', { hasText: 'sleep 30' });
+  const running = await until('the long command running', async () => {
+    await answerInline();
+    return (await sleeping.count()) > 0 && (await sleeping.first().innerText()).includes('Running') && !(await view.locator('#stop').isDisabled());
+  }, 60_000).catch((e) => String(e));
+  check('view: the long command shows as running, and Stop is enabled', running === true, String(running));
+  await page.screenshot({ path: path.join(OUT_DIR, '7-view-long-command.png') });
+  const stopAt = Date.now();
+  await view.locator('#stop').click();
+  const stopped = await until('the command interrupted', async () => {
+    const t = await sleeping.first().locator('.badge').innerText();
+    return /Stopped|Exit 1\d\d|Failed/.test(t) && t;
+  }, 25_000).catch((e) => String(e));
+  const shown = await sleeping.first().locator('pre.output').allInnerTexts().then((t) => t.join('\n'));
+  check('view: Stop interrupted the command well before it would end', /Stopped|Exit 1\d\d|Failed/.test(stopped) && !/^never$/m.test(shown) && Date.now() - stopAt < 25_000,
+    `${stopped}: ${shown}`);
+  const header = await until('the paused state', async () => {
+    const t = await view.locator('#state').innerText();
+    return /Paused/.test(t) && t;
+  }, 15_000).catch((e) => String(e));
+  check('view: the header says the agent is paused', /Paused/.test(header), header);
+  await page.screenshot({ path: path.join(OUT_DIR, '8-view-stopped.png') });
 }
 
 try {

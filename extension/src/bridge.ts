@@ -58,6 +58,7 @@ export const forwardedNotifications = [
   'terminal/did_change_state',
   'openhands/did_change_status',
   'openhands/did_receive_event',
+  'openhands/did_update_conversation',
 ] as const;
 
 export class Bridge {

@@ -13,9 +13,13 @@ import { isAgentTerminal, snippets, terminalTitle, type Endpoint } from './mcp';
 import { chooseTerminal, type ReuseStrategy } from './reuse';
 import { statusView, type BridgeState, type ConnectionStatus } from './status';
 import { describeEvent } from './events';
+import { ConversationView } from './conversationView';
+import type { SteerMethod } from './webview/protocol';
 
 const secretKey = 'openhands.sessionApiKey';
 const llmSecretKey = 'openhands.llmApiKey';
+// The last V1 conversation of this workspace: {serverUrl, conversationId}.
+const lastConversationKey = 'openhands.lastConversation';
 
 let controller: Controller | undefined;
 
@@ -40,10 +44,17 @@ class Controller implements EditorHost {
   private bridge: Bridge | undefined;
   private bridgeState: BridgeState = 'starting';
   private connection: ConnectionStatus = { state: 'disconnected' };
+  private readonly view: ConversationView;
 
   constructor(private readonly context: vscode.ExtensionContext) {
     this.statusItem.command = 'openhands.quickPick';
-    context.subscriptions.push(this.output, this.conversation, this.statusItem);
+    this.view = new ConversationView(context.extensionUri, {
+      send: (text) => this.sendFromView(text),
+      steer: (method: SteerMethod) => this.steer(method),
+      reopen: () => this.connect(undefined, { attach: true, fromView: true }),
+    });
+    context.subscriptions.push(this.output, this.conversation, this.statusItem, this.view.register());
+    this.view.status(this.connection, this.remembered()?.conversationId);
     this.registerCommands();
     this.syncDocuments();
     // Shell integration tells which terminals run a command right now, for
@@ -154,12 +165,23 @@ class Controller implements EditorHost {
     };
     const offered = params.options.map((o) => o.kind);
     const who = params.agent === undefined || params.agent === '' ? 'OpenHands' : params.agent;
-    const choice = await vscode.window.showWarningMessage(
-      `${who} wants to ${params.toolCall.title}`,
-      { modal: true, detail: `Kind: ${kind}` },
-      ...offered.map((k) => labels[k]),
-    );
-    const chosen = offered.find((k) => labels[k] === choice);
+    const modal = async (): Promise<PermissionOption['kind'] | undefined> => {
+      const choice = await vscode.window.showWarningMessage(
+        `${who} wants to ${params.toolCall.title}`,
+        { modal: true, detail: `Kind: ${kind}` },
+        ...offered.map((k) => labels[k]),
+      );
+      return offered.find((k) => labels[k] === choice);
+    };
+    // The question shows in the conversation view too. While the view is
+    // visible it is the only place asked; a hidden view adds the modal.
+    // The first answer wins.
+    const inline = this.view.ask({ title: params.toolCall.title, toolKind: kind, agent: who, options: params.options.map((o) => ({ ...o, name: labels[o.kind] })) });
+    const hidden = this.view.visible ? this.view.whenHidden() : { promise: Promise.resolve(), dispose: () => undefined };
+    const clicked = inline.answered.then((k) => offered.find((o) => o === k));
+    const chosen = await Promise.race([clicked, hidden.promise.then(modal)]);
+    hidden.dispose();
+    this.view.settle(inline.id, chosen === undefined ? 'Dismissed' : labels[chosen]);
     if (chosen === 'allow_always') this.alwaysAllowed.add(kind);
     return { outcome: outcomeFor(params.options, chosen) };
   }
@@ -193,7 +215,15 @@ class Controller implements EditorHost {
       case 'openhands/did_change_status':
         this.connection = params as ConnectionStatus;
         this.render();
+        this.view.status(this.connection, this.remembered()?.conversationId);
+        // The view reads the latest status once the conversation is remembered.
+        void this.remember(this.connection).then(() => this.view.status(this.connection, this.remembered()?.conversationId));
         return;
+      case 'openhands/did_update_conversation': {
+        const p = params as { conversationId?: string; update: unknown };
+        this.view.update(p.conversationId ?? '', p.update);
+        return;
+      }
       case 'openhands/did_receive_event': {
         const line = describeEvent((params as { event: Record<string, unknown> }).event);
         if (line !== undefined) this.conversation.appendLine(line);
@@ -267,7 +297,7 @@ class Controller implements EditorHost {
     const reg = (id: string, fn: () => unknown): void => {
       this.context.subscriptions.push(vscode.commands.registerCommand(id, fn));
     };
-    reg('openhands.connect', () => this.connect());
+    reg('openhands.connect', () => this.connect(undefined, { attach: true }));
     reg('openhands.disconnect', () => this.bridge?.request('openhands/disconnect'));
     reg('openhands.startConversation', async () => {
       const task = await vscode.window.showInputBox({ prompt: 'What should the OpenHands agent do?' });
@@ -298,6 +328,7 @@ class Controller implements EditorHost {
     reg('openhands.resume', () => this.steer('openhands/resume'));
     reg('openhands.interrupt', () => this.steer('openhands/interrupt'));
     reg('openhands.showConversation', () => this.conversation.show(true));
+    reg('openhands.openConversationView', () => vscode.commands.executeCommand('openhands.conversation.focus'));
     reg('openhands.showBridgeLog', () => this.output.show());
     reg('openhands.openAgentTerminal', () => this.openAgentTerminal());
     reg('openhands.startCli', () => this.startCli());
@@ -312,6 +343,7 @@ class Controller implements EditorHost {
           { label: 'Pause Agent', id: 'openhands.pause' },
           { label: 'Resume Agent', id: 'openhands.resume' },
           { label: 'Interrupt Agent', id: 'openhands.interrupt' },
+          { label: 'Open Conversation View', id: 'openhands.openConversationView' },
           { label: 'Show Conversation', id: 'openhands.showConversation' },
           { label: 'Open Agent Terminal', id: 'openhands.openAgentTerminal' },
           { label: 'Serve Tools to Agents (MCP)', id: 'openhands.serveMcp' },
@@ -324,18 +356,26 @@ class Controller implements EditorHost {
     });
   }
 
-  /** Connects on demand; failures show the bridge's plain-words error. */
-  private async connect(task?: string): Promise<void> {
+  /**
+   * Connects on demand; failures show the bridge's plain-words error.
+   * With attach (and no task), a V1 connection goes back to this
+   * workspace's last conversation on the same server, if there is one.
+   * Resolves whether it connected.
+   */
+  private async connect(task?: string, opts: { attach?: boolean; fromView?: boolean } = {}): Promise<boolean> {
     const bridge = this.bridge;
     if (bridge === undefined) {
       void vscode.window.showErrorMessage('The OpenHands bridge is not running. See "OpenHands: Show Bridge Log".');
-      return;
+      return false;
     }
     const config = vscode.workspace.getConfiguration('openhands');
     const serverUrl = config.get<string>('serverUrl', 'http://localhost:8000');
     const protocol = config.get<string>('protocol', 'v1');
     const sessionApiKey = (await this.context.secrets.get(secretKey)) ?? '';
     const params: Record<string, unknown> = { protocol, serverUrl, sessionApiKey, ...(task === undefined ? {} : { task }) };
+    const last = this.remembered();
+    const attachTo = opts.attach === true && task === undefined && protocol === 'v1' && last?.serverUrl === serverUrl ? last.conversationId : undefined;
+    if (attachTo !== undefined) params['conversationId'] = attachTo;
     const model = config.get<string>('llm.model', '');
     if (protocol === 'v1' && model !== '') {
       const apiKey = await this.context.secrets.get(llmSecretKey);
@@ -345,27 +385,57 @@ class Controller implements EditorHost {
     if (protocol === 'v1' && config.get<boolean>('confirmationMode', false)) params['confirmationPolicy'] = 'AlwaysConfirm';
     try {
       await bridge.request('openhands/connect', params);
-      if (protocol === 'v1') this.conversation.show(true);
+      if (protocol === 'v1' && opts.fromView !== true) this.conversation.show(true);
+      return true;
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
-      const choice = await vscode.window.showErrorMessage(message, 'Retry', 'Open Settings');
-      if (choice === 'Retry') await this.connect(task);
+      const buttons = attachTo === undefined ? ['Retry', 'Open Settings'] : ['Retry', 'Forget Conversation', 'Open Settings'];
+      const choice = await vscode.window.showErrorMessage(message, ...buttons);
+      if (choice === 'Retry') return this.connect(task, opts);
+      if (choice === 'Forget Conversation') {
+        await this.context.workspaceState.update(lastConversationKey, undefined);
+        this.view.status(this.connection, undefined);
+      }
       if (choice === 'Open Settings') await vscode.commands.executeCommand('workbench.action.openSettings', 'openhands.serverUrl');
+      return false;
     }
   }
 
-  /** Sends the user's message, or pauses, resumes or interrupts the agent. */
-  private async steer(method: string, params: Record<string, unknown> = {}): Promise<void> {
+  /** This workspace's last V1 conversation, to attach to again. */
+  private remembered(): { serverUrl: string; conversationId: string } | undefined {
+    return this.context.workspaceState.get<{ serverUrl: string; conversationId: string }>(lastConversationKey);
+  }
+
+  private async remember(conn: ConnectionStatus): Promise<void> {
+    if (conn.protocol !== 'v1' || conn.state !== 'connected' || conn.conversationId === undefined || conn.serverUrl === undefined) return;
+    const last = this.remembered();
+    if (last?.conversationId === conn.conversationId && last.serverUrl === conn.serverUrl) return;
+    await this.context.workspaceState.update(lastConversationKey, { serverUrl: conn.serverUrl, conversationId: conn.conversationId });
+  }
+
+  /**
+   * The view's message box: a message to the agent while connected, else
+   * the task of a new conversation. Resolves whether it went.
+   */
+  private async sendFromView(text: string): Promise<boolean> {
+    if (this.connection.state === 'connected') return this.steer('openhands/send_message', { text }, true);
+    return this.connect(text, { fromView: true });
+  }
+
+  /** Sends the user's message, or pauses, resumes or interrupts the agent. Resolves whether it went. */
+  private async steer(method: string, params: Record<string, unknown> = {}, fromView = false): Promise<boolean> {
     const bridge = this.bridge;
     if (bridge === undefined) {
       void vscode.window.showErrorMessage('The OpenHands bridge is not running. See "OpenHands: Show Bridge Log".');
-      return;
+      return false;
     }
     try {
       await bridge.request(method, params);
-      if (method === 'openhands/send_message') this.conversation.show(true);
+      if (method === 'openhands/send_message' && !fromView) this.conversation.show(true);
+      return true;
     } catch (err) {
       void vscode.window.showErrorMessage(err instanceof Error ? err.message : String(err));
+      return false;
     }
   }
 

@@ -5,6 +5,7 @@ export type BridgeState = 'starting' | 'running' | 'restarting' | 'stopped' | 'm
 export interface ConnectionStatus {
   state: 'disconnected' | 'connecting' | 'connected' | 'reconnecting' | 'failed';
   protocol?: 'v1';
+  serverUrl?: string;
   conversationId?: string;
   runningActions?: number;
   // The agent's own state, on an agent-server (V1).

@@ -1,0 +1,290 @@
+// The conversation view: a WebviewView in the "OpenHands" activity-bar
+// container that shows the agent's conversation as cards (from the
+// bridge's openhands/did_update_conversation), lets the user write to the
+// agent and stop, pause or resume it, opens and reverts the agent's edits,
+// and asks permission questions inline. The cards are built by the pure
+// Transcript and cards modules; this file is the vscode-facing part.
+import { randomBytes } from 'node:crypto';
+import * as vscode from 'vscode';
+import { headerView, renderCard } from './cards';
+import { planRevert } from './diff';
+import type { ConnectionStatus } from './status';
+import { Transcript, type PermissionOptionView } from './transcript';
+import type { FromWebview, SteerMethod, ToWebview } from './webview/protocol';
+
+export const viewId = 'openhands.conversation';
+const diffScheme = 'openhands-diff';
+
+/** What the view asks of the rest of the extension. */
+export interface ConversationActions {
+  /** Sends the user's message, or starts a conversation with it. Resolves false if it did not go. */
+  send(text: string): Promise<boolean>;
+  steer(method: SteerMethod): Promise<unknown>;
+  /** Attaches to the remembered conversation. */
+  reopen(): Promise<unknown>;
+}
+
+/** An inline permission question: the user's pick, once the view answers it. */
+export interface InlineQuestion {
+  id: string;
+  /** The option kind the user clicked in the view. */
+  answered: Promise<string>;
+}
+
+export class ConversationView implements vscode.WebviewViewProvider, vscode.TextDocumentContentProvider {
+  readonly transcript = new Transcript();
+  private view: vscode.WebviewView | undefined;
+  private connection: ConnectionStatus = { state: 'disconnected' };
+  private remembered: string | undefined;
+  private readonly answers = new Map<string, (kind: string) => void>();
+  private readonly hidden = new vscode.EventEmitter<void>();
+  private readonly docChanges = new vscode.EventEmitter<vscode.Uri>();
+  readonly onDidChange = this.docChanges.event;
+
+  constructor(
+    private readonly extensionUri: vscode.Uri,
+    private readonly actions: ConversationActions,
+  ) {}
+
+  /** Registers the view and the diff documents' scheme. */
+  register(): vscode.Disposable {
+    return vscode.Disposable.from(
+      vscode.window.registerWebviewViewProvider(viewId, this),
+      vscode.workspace.registerTextDocumentContentProvider(diffScheme, this),
+      this.hidden,
+      this.docChanges,
+    );
+  }
+
+  get visible(): boolean {
+    return this.view?.visible === true;
+  }
+
+  resolveWebviewView(view: vscode.WebviewView): void {
+    this.view = view;
+    const root = vscode.Uri.joinPath(this.extensionUri, 'out', 'webview');
+    view.webview.options = { enableScripts: true, localResourceRoots: [root] };
+    view.webview.html = this.html(view.webview, root);
+    view.webview.onDidReceiveMessage((m: FromWebview) => void this.receive(m));
+    view.onDidChangeVisibility(() => {
+      if (!view.visible) this.hidden.fire();
+    });
+    view.onDidDispose(() => {
+      if (this.view === view) this.view = undefined;
+      this.hidden.fire();
+    });
+  }
+
+  // From the bridge ---------------------------------------------------------
+
+  /** One openhands/did_update_conversation. */
+  update(conversationId: string, update: unknown): void {
+    this.changed(this.transcript.apply(conversationId, update));
+  }
+
+  /** The bridge's openhands/did_change_status, and the conversation to offer to reopen. */
+  status(conn: ConnectionStatus, remembered: string | undefined): void {
+    this.connection = conn;
+    this.remembered = remembered;
+    if (conn.state === 'connected' && this.transcript.follow(conn.conversationId)) this.changed(['*']);
+    else this.post({ type: 'header', header: this.header() });
+  }
+
+  // Permission questions ------------------------------------------------------
+
+  /** Shows a permission question in the view. */
+  ask(q: { title: string; toolKind: string; agent: string; options: PermissionOptionView[] }): InlineQuestion {
+    const id = this.transcript.ask(q);
+    const answered = new Promise<string>((resolve) => this.answers.set(id, resolve));
+    this.changed([id]);
+    return { id, answered };
+  }
+
+  /** Marks a question answered (by the view or the modal), with the answer's words. */
+  settle(id: string, answer: string): void {
+    this.answers.delete(id);
+    this.changed(this.transcript.answer(id, answer));
+  }
+
+  /** Resolves the next time the view is hidden or closed. */
+  whenHidden(): { promise: Promise<void>; dispose: () => void } {
+    let sub: vscode.Disposable | undefined;
+    const promise = new Promise<void>((resolve) => {
+      sub = this.hidden.event(() => resolve());
+    });
+    return { promise, dispose: () => { sub?.dispose(); } };
+  }
+
+  // The webview ---------------------------------------------------------------
+
+  private header(): ReturnType<typeof headerView> {
+    const offer = this.transcript.cards.length === 0 || this.connection.state !== 'connected' ? this.remembered : undefined;
+    return headerView(this.connection, offer);
+  }
+
+  private changed(ids: readonly string[]): void {
+    if (ids.includes('*')) {
+      this.post({ type: 'reset', cards: this.transcript.cards.map((c) => ({ id: c.id, html: renderCard(c) })), header: this.header() });
+      return;
+    }
+    for (const id of ids) {
+      const card = this.transcript.card(id);
+      if (card !== undefined) this.post({ type: 'upsert', id, html: renderCard(card) });
+    }
+  }
+
+  private post(m: ToWebview): void {
+    void this.view?.webview.postMessage(m);
+  }
+
+  private async receive(m: FromWebview): Promise<void> {
+    switch (m.type) {
+      case 'ready':
+        this.changed(['*']);
+        return;
+      case 'send': {
+        const ok = await this.actions.send(m.text);
+        this.post({ type: 'sent', ok });
+        return;
+      }
+      case 'steer':
+        await this.actions.steer(m.method);
+        return;
+      case 'reopen':
+        await this.actions.reopen();
+        return;
+      case 'copy':
+        await vscode.env.clipboard.writeText(m.text);
+        return;
+      case 'openDiff':
+        return this.openDiff(m.card, m.index);
+      case 'revert':
+        return this.revert(m.card, m.index);
+      case 'openFile': {
+        const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(m.path));
+        const line = Math.max(0, (m.line ?? 1) - 1);
+        await vscode.window.showTextDocument(doc, { selection: new vscode.Range(line, 0, line, 0), preview: true });
+        return;
+      }
+      case 'permission':
+        this.answers.get(m.card)?.(m.option);
+        return;
+    }
+  }
+
+  private html(webview: vscode.Webview, root: vscode.Uri): string {
+    const nonce = randomBytes(18).toString('base64');
+    const script = webview.asWebviewUri(vscode.Uri.joinPath(root, 'main.js'));
+    const style = webview.asWebviewUri(vscode.Uri.joinPath(root, 'view.css'));
+    const csp = [
+      "default-src 'none'",
+      `style-src ${webview.cspSource} 'nonce-${nonce}'`,
+      `script-src 'nonce-${nonce}'`,
+      `font-src ${webview.cspSource}`,
+      `img-src ${webview.cspSource}`,
+    ].join('; ');
+    return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" nonce="${nonce}" href="${style.toString()}">
+<title>OpenHands Conversation</title>
+</head>
+<body>
+<header class="bar">
+  <div class="state" role="status" aria-live="polite"><span class="dot off" id="dot" aria-hidden="true"></span><span id="state">Not connected</span></div>
+  <div class="controls" role="toolbar" aria-label="Agent controls">
+    <button type="button" id="stop" class="secondary" data-steer="openhands/interrupt" title="Stop the agent now (interrupts its command)" disabled>Stop</button>
+    <button type="button" id="pause" class="secondary" data-steer="openhands/pause" title="Pause after the current step" disabled>Pause</button>
+    <button type="button" id="resume" class="secondary" data-steer="openhands/resume" title="Let the paused agent go on" disabled>Resume</button>
+  </div>
+</header>
+<div id="error" class="banner error-banner" role="alert" hidden></div>
+<div id="reopen" class="banner" hidden><span id="reopen-text"></span> <button type="button" id="reopen-button" class="secondary">Reopen</button></div>
+<main id="transcript" class="transcript" role="log" aria-live="polite" aria-label="Conversation with the agent" tabindex="0">
+  <p class="empty" id="empty">Write a task below to start a conversation with the OpenHands agent.</p>
+</main>
+<form id="composer" class="composer">
+  <label for="input" class="visually-hidden">Message to the agent</label>
+  <textarea id="input" rows="3" placeholder="Message the agent (Enter to send, Shift+Enter for a new line)" aria-describedby="hint"></textarea>
+  <span id="hint" class="visually-hidden">Enter sends, Shift+Enter starts a new line.</span>
+  <button type="submit" id="send" class="primary">Send</button>
+</form>
+<script nonce="${nonce}" src="${script.toString()}"></script>
+</body>
+</html>`;
+  }
+
+  // Edits ---------------------------------------------------------------------
+
+  private diffOf(cardId: string, index: number): { path: string; oldText: string | null; newText: string } | undefined {
+    const card = this.transcript.card(cardId);
+    const c = card?.kind === 'tool' ? card.content[index] : undefined;
+    return c?.type === 'diff' ? c : undefined;
+  }
+
+  /** The old or new text of an edit, as a virtual document for vscode.diff. */
+  provideTextDocumentContent(uri: vscode.Uri): string {
+    const [cardId = '', index = '0', side = 'new'] = uri.query.split('/');
+    const d = this.diffOf(cardId, Number(index));
+    if (d === undefined) return '';
+    return side === 'old' ? (d.oldText ?? '') : d.newText;
+  }
+
+  private async openDiff(cardId: string, index: number): Promise<void> {
+    const d = this.diffOf(cardId, index);
+    if (d === undefined) return;
+    const side = (s: string): vscode.Uri => vscode.Uri.from({ scheme: diffScheme, path: d.path, query: `${cardId}/${index}/${s}` });
+    const name = d.path.slice(d.path.lastIndexOf('/') + 1);
+    await vscode.commands.executeCommand('vscode.diff', side('old'), side('new'), `${name} (the agent's edit)`, { preview: true });
+  }
+
+  /** Puts the text from before an edit back, in the buffer, asking first if the file changed since. */
+  private async revert(cardId: string, index: number): Promise<void> {
+    const d = this.diffOf(cardId, index);
+    if (d === undefined) return;
+    const uri = vscode.Uri.file(d.path);
+    const current = await currentText(uri);
+    const plan = planRevert(current, d.oldText, d.newText);
+    // Deleting a file the agent created always asks: it is not a buffer edit.
+    if (plan.kind !== 'revert') {
+      const go = plan.kind === 'ask' ? 'Revert Anyway' : 'Delete File';
+      const what = plan.kind === 'ask' ? `Put back the text of ${d.path} from before the agent's edit?` : `The agent created ${d.path}. Delete it?`;
+      const detail = plan.kind === 'delete' ? 'The file did not exist before the edit.' : plan.reason;
+      const choice = await vscode.window.showWarningMessage(what, { modal: true, detail }, go);
+      if (choice !== go) return;
+    }
+    const edit = new vscode.WorkspaceEdit();
+    if (plan.kind === 'delete' || plan.kind === 'askDelete') {
+      if (current === undefined) return;
+      edit.deleteFile(uri, { ignoreIfNotExists: true });
+    } else if (current === undefined) {
+      edit.createFile(uri, { ignoreIfExists: true });
+      edit.insert(uri, new vscode.Position(0, 0), plan.text);
+    } else {
+      const doc = await vscode.workspace.openTextDocument(uri);
+      edit.replace(uri, new vscode.Range(doc.positionAt(0), doc.positionAt(doc.getText().length)), plan.text);
+    }
+    if (!(await vscode.workspace.applyEdit(edit))) {
+      void vscode.window.showErrorMessage(`Could not revert ${d.path}.`);
+      return;
+    }
+    if (plan.kind === 'revert' || plan.kind === 'ask') {
+      await vscode.window.showTextDocument(uri, { preview: true });
+      void vscode.window.showInformationMessage(`Reverted the agent's edit of ${d.path}; review and save it.`);
+    }
+  }
+}
+
+/** A file's text as the editor has it (its buffer if open), or undefined if it does not exist. */
+async function currentText(uri: vscode.Uri): Promise<string | undefined> {
+  const open = vscode.workspace.textDocuments.find((doc) => doc.uri.toString() === uri.toString());
+  if (open !== undefined) return open.getText();
+  try {
+    return new TextDecoder().decode(await vscode.workspace.fs.readFile(uri));
+  } catch {
+    return undefined;
+  }
+}
