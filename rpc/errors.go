@@ -1,9 +1,11 @@
 package rpc
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 
 	"github.com/sourcegraph/jsonrpc2"
@@ -44,13 +46,24 @@ func InvalidParams(field, expected string) *Error {
 // DecodeParams unmarshals params into v. Unknown fields are tolerated, as in
 // LSP. A type mismatch becomes an InvalidParams error naming the field and
 // the expected JSON type; absent params decode as an empty object.
+//
+// An empty array where an object is expected is read as an empty object:
+// Lua clients (Neovim's vim.json) encode an empty table {} as [].
 func DecodeParams(params json.RawMessage, v any) error {
-	if len(params) == 0 || string(params) == "null" {
+	if len(params) == 0 || string(params) == "null" || isEmptyArray(params) {
 		params = json.RawMessage("{}")
 	}
 	err := json.Unmarshal(params, v)
-	if err == nil {
-		return nil
+	for range 64 { // each pass mends one empty array
+		if err == nil {
+			return nil
+		}
+		mended, ok := emptyArrayAsObject(params, err)
+		if !ok {
+			break
+		}
+		params = mended
+		err = json.Unmarshal(params, v)
 	}
 	var typeErr *json.UnmarshalTypeError
 	if errors.As(err, &typeErr) {
@@ -82,4 +95,48 @@ func jsonKind(goKind string) string {
 		return "object"
 	}
 	return "value"
+}
+
+// emptyArrayAsObject rewrites the empty array a decoding error points at
+// as an empty object, when an object (a struct or map) was expected there.
+func emptyArrayAsObject(params json.RawMessage, err error) (json.RawMessage, bool) {
+	var typeErr *json.UnmarshalTypeError
+	if !errors.As(err, &typeErr) || typeErr.Value != "array" || typeErr.Field == "" {
+		return nil, false
+	}
+	if k := typeErr.Type.Kind(); k != reflect.Struct && k != reflect.Map {
+		return nil, false
+	}
+	dec := json.NewDecoder(bytes.NewReader(params))
+	dec.UseNumber()
+	var root any
+	if dec.Decode(&root) != nil {
+		return nil, false
+	}
+	path := strings.Split(typeErr.Field, ".")
+	node, ok := root.(map[string]any)
+	for i, key := range path {
+		if !ok {
+			return nil, false
+		}
+		child, found := node[key]
+		if !found {
+			return nil, false
+		}
+		if i == len(path)-1 {
+			if arr, isArr := child.([]any); !isArr || len(arr) != 0 {
+				return nil, false
+			}
+			node[key] = map[string]any{}
+			break
+		}
+		node, ok = child.(map[string]any)
+	}
+	out, mErr := json.Marshal(root)
+	return out, mErr == nil
+}
+
+func isEmptyArray(b []byte) bool {
+	b = bytes.TrimSpace(b)
+	return len(b) >= 2 && b[0] == '[' && string(bytes.TrimSpace(b[1:])) == "]"
 }

@@ -42,7 +42,8 @@ local res, err = request('initialize', {
   processId = vim.fn.getpid(),
   clientInfo = { name = 'neovim' },
   rootUri = vim.uri_from_fname(workspace),
-  capabilities = vim.empty_dict(),
+  -- Lua encodes an empty table as []: the bridge reads it as {}.
+  capabilities = {},
 })
 report(err == nil and res and res.serverInfo and res.serverInfo.name == 'oh-bridge',
   'initialize', vim.inspect(err or res))
