@@ -409,16 +409,13 @@ func (t *Tracker) ended(c *call, ev session.CallEvent) {
 	// The terminal's output reaches the tracker on its own goroutine and
 	// may trail the call's end: the card keeps taking it until the
 	// command's end mark, or until another call runs there.
-	if c.terminal == "" || (ev.Observation != nil && ev.Observation.Command != nil && ev.Observation.Command.Running) {
-		return
+	// Whether the end mark was read already cannot be told from here (the
+	// reader may not have reached the command's start either): output
+	// after the mark is the prompt's, which the filter drops, and the
+	// next call on the terminal takes it over.
+	if c.terminal != "" && (ev.Observation == nil || ev.Observation.Command == nil || !ev.Observation.Command.Running) {
+		c.awaitEnd = true
 	}
-	if f := t.terms[c.terminal]; f != nil && !f.inCommand && t.running[c.terminal] == c {
-		// The end mark is already in: the output is complete.
-		delete(t.running, c.terminal)
-		t.flushNow(c)
-		return
-	}
-	c.awaitEnd = true
 }
 
 // terminal takes a terminal's output: a running command's goes to its card.

@@ -382,7 +382,7 @@ async function conversationView(browser, { tmp, port }) {
   const server = start('/usr/bin/python3', [path.join(REPO, 'fixtures', 'peers', 'agent_server_standin.py'), '--script', script]);
   const url = await standInURL(server, 'the agent-server stand-in for the view');
   fs.writeFileSync(path.join(ws, '.vscode', 'settings.json'), JSON.stringify({ 'openhands.serverUrl': url, 'openhands.protocol': 'v1',
-    'openhands.llm.model': 'e2e/scripted' }));
+    'openhands.llm.model': 'e2e/scripted', 'openhands.bridge.args': ['--record', path.join(OUT_DIR, 'view-bridge-session.jsonl')] }));
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
   const { status } = workbench(page);
   await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`);
@@ -456,6 +456,27 @@ async function conversationView(browser, { tmp, port }) {
   }, 15_000).catch((e) => String(e));
   check('view: the header says the agent is paused', /Paused/.test(header), header);
   await page.screenshot({ path: path.join(OUT_DIR, '8-view-stopped.png') });
+
+  // Reopening the window restores the conversation from the server's
+  // events: a new extension host, a new bridge, the same conversation.
+  await page.reload();
+  await page.waitForSelector('.monaco-workbench', { timeout: 60_000 });
+  // The view comes back open with the window; open it if it did not.
+  const reopened = await page.waitForSelector('iframe.webview.ready', { timeout: 20_000 }).then(() => true, () => false);
+  if (!reopened) {
+    await until('the extension after the reload', async () => /OpenHands:/.test(await status()), 60_000);
+    await runCommand(page, 'OpenHands: Open Conversation View');
+  }
+  const again = page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
+  const restored = await until('the conversation restored in the view', async () => {
+    const users = (await again.locator('.card.message.user').allInnerTexts()).join('\n');
+    const agent = (await again.locator('.card.message.agent').allInnerTexts()).join('\n');
+    const tools = (await again.locator('.card.tool').allInnerTexts()).join('\n');
+    return users.includes('Say hello from the view.') && users.includes('Now sleep a while.') && agent.includes('view-output-42') &&
+      tools.includes('echo view-output-$((6*7))') && tools.includes('view-output-42') && { users, agent };
+  }, 60_000).catch((e) => String(e));
+  check('view: reopening the window restores the conversation from the server\'s events', typeof restored === 'object', String(restored));
+  await page.screenshot({ path: path.join(OUT_DIR, '9-view-restored.png') });
 }
 
 try {

@@ -21,6 +21,13 @@ const llmSecretKey = 'openhands.llmApiKey';
 // The last V1 conversation of this workspace: {serverUrl, conversationId}.
 const lastConversationKey = 'openhands.lastConversation';
 
+/** This workspace's last V1 conversation; open is false after Disconnect. */
+interface RememberedConversation {
+  serverUrl: string;
+  conversationId: string;
+  open?: boolean;
+}
+
 let controller: Controller | undefined;
 
 export function activate(context: vscode.ExtensionContext): void {
@@ -111,6 +118,12 @@ class Controller implements EditorHost {
       () => {
         this.setBridgeState('running');
         for (const doc of vscode.workspace.textDocuments) this.didOpen(doc);
+        // Reopening VS Code shows the conversation again: the person asked
+        // for it and never disconnected, so attaching is theirs to expect.
+        const last = this.remembered();
+        if (last?.open === true && config.get<boolean>('restoreConversation', true)) {
+          void this.connect(undefined, { attach: true, fromView: true });
+        }
       },
       (err: Error) => this.output.appendLine(`the bridge did not start: ${err.message}`),
     );
@@ -298,7 +311,11 @@ class Controller implements EditorHost {
       this.context.subscriptions.push(vscode.commands.registerCommand(id, fn));
     };
     reg('openhands.connect', () => this.connect(undefined, { attach: true }));
-    reg('openhands.disconnect', () => this.bridge?.request('openhands/disconnect'));
+    reg('openhands.disconnect', async () => {
+      const last = this.remembered();
+      if (last !== undefined) await this.context.workspaceState.update(lastConversationKey, { ...last, open: false });
+      return this.bridge?.request('openhands/disconnect');
+    });
     reg('openhands.startConversation', async () => {
       const task = await vscode.window.showInputBox({ prompt: 'What should the OpenHands agent do?' });
       if (task !== undefined && task.trim() !== '') await this.connect(task);
@@ -402,15 +419,15 @@ class Controller implements EditorHost {
   }
 
   /** This workspace's last V1 conversation, to attach to again. */
-  private remembered(): { serverUrl: string; conversationId: string } | undefined {
-    return this.context.workspaceState.get<{ serverUrl: string; conversationId: string }>(lastConversationKey);
+  private remembered(): RememberedConversation | undefined {
+    return this.context.workspaceState.get<RememberedConversation>(lastConversationKey);
   }
 
   private async remember(conn: ConnectionStatus): Promise<void> {
     if (conn.protocol !== 'v1' || conn.state !== 'connected' || conn.conversationId === undefined || conn.serverUrl === undefined) return;
     const last = this.remembered();
-    if (last?.conversationId === conn.conversationId && last.serverUrl === conn.serverUrl) return;
-    await this.context.workspaceState.update(lastConversationKey, { serverUrl: conn.serverUrl, conversationId: conn.conversationId });
+    if (last?.conversationId === conn.conversationId && last.serverUrl === conn.serverUrl && last.open === true) return;
+    await this.context.workspaceState.update(lastConversationKey, { serverUrl: conn.serverUrl, conversationId: conn.conversationId, open: true });
   }
 
   /**
