@@ -60,16 +60,11 @@ func acpMain(args []string) int {
 		fmt.Fprintln(fset.Output(), "(LLM_API_KEY, OH_BRIDGE_SESSION_API_KEY) or the config file, never from flags.")
 		fset.PrintDefaults()
 	}
-	if err := fset.Parse(args); err != nil {
+	if !parseFlags(fset, args, "see oh-bridge acp --help") {
 		return 2
 	}
-	if fset.NArg() > 0 {
-		fmt.Fprintf(os.Stderr, "oh-bridge acp: unexpected argument %q; see oh-bridge acp --help\n", fset.Arg(0))
-		return 2
-	}
-	logger, closeLog, err := newLogger(*logFile, *logLevel)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "oh-bridge acp:", err)
+	logger, closeLog, ok := openLog(fset.Name(), *logFile, *logLevel)
+	if !ok {
 		return 2
 	}
 	defer closeLog()

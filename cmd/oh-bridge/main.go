@@ -67,9 +67,8 @@ func serveMain(args []string) int {
 		fmt.Fprintln(os.Stderr, "oh-bridge: only --stdio is supported")
 		return 2
 	}
-	logger, closeLog, err := newLogger(*logFile, *logLevel)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "oh-bridge:", err)
+	logger, closeLog, ok := openLog("oh-bridge", *logFile, *logLevel)
+	if !ok {
 		return 2
 	}
 	defer closeLog()
@@ -79,6 +78,7 @@ func serveMain(args []string) int {
 	}
 	var rec *rpc.Recorder
 	if *record != "" {
+		var err error
 		if rec, err = rpc.CreateRecorder(*record); err != nil {
 			fmt.Fprintln(os.Stderr, "oh-bridge:", err)
 			return 2
@@ -93,6 +93,30 @@ func serveMain(args []string) int {
 	code := srv.Serve(context.Background(), rpc.NewStream(stdioRWC{}, logger, rec))
 	logger.Info("exiting", "code", code)
 	return code
+}
+
+// parseFlags parses a subcommand's flags; it takes no arguments, and hint
+// says where its inputs go instead. False means exit 2 (the reason is out).
+func parseFlags(fs *flag.FlagSet, args []string, hint string) bool {
+	if err := fs.Parse(args); err != nil {
+		return false
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "%s: unexpected argument %q; %s\n", fs.Name(), fs.Arg(0), hint)
+		return false
+	}
+	return true
+}
+
+// openLog opens the logger the flags ask for; false means exit 2 (the
+// reason is out, after the command's name).
+func openLog(name, file, level string) (*slog.Logger, func(), bool) {
+	logger, closeLog, err := newLogger(file, level)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, name+":", err)
+		return nil, nil, false
+	}
+	return logger, closeLog, true
 }
 
 // stdioRWC joins stdin and stdout; nothing else may write to stdout.

@@ -35,16 +35,11 @@ func mcpMain(args []string) int {
 		fmt.Fprintln(fs.Output(), "\nServes OpenHands' terminal, file_editor and task_tracker tools over MCP on stdin/stdout.")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if !parseFlags(fs, args, "workspace roots are given with --workspace DIR") {
 		return 2
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(os.Stderr, "oh-bridge mcp: unexpected argument %q; workspace roots are given with --workspace DIR\n", fs.Arg(0))
-		return 2
-	}
-	logger, closeLog, err := newLogger(*logFile, *logLevel)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "oh-bridge mcp:", err)
+	logger, closeLog, ok := openLog(fs.Name(), *logFile, *logLevel)
+	if !ok {
 		return 2
 	}
 	defer closeLog()
