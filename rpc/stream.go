@@ -146,7 +146,11 @@ func (s *Stream) setCork(on bool) error {
 // are answered and skipped; only I/O and framing errors are returned.
 func (s *Stream) ReadObject(v any) error {
 	for {
-		// About to wait for input: release the replies held so far.
+		// About to wait for input: release the replies held so far. This
+		// also waits for a write that cannot go on (a client that does not
+		// read): the bridge stops reading until its replies can be
+		// written, so a client that floods it without reading holds it to
+		// the reader's buffer, not to the requests sent.
 		if s.r.Buffered() == 0 {
 			if err := s.setCork(false); err != nil {
 				return err
