@@ -29,7 +29,7 @@ func walkBeneath(root int, rootPath, rel string, flags int, mode uint32) (int, e
 	if len(rest) == 0 {
 		return unix.Openat(cur, ".", flags, mode)
 	}
-	hops := 0
+	hops, retries := 0, 0
 	for len(rest) > 0 {
 		name := rest[0]
 		rest = rest[1:]
@@ -67,6 +67,7 @@ func walkBeneath(root int, rootPath, rel string, flags int, mode uint32) (int, e
 			if last {
 				return fd, nil
 			}
+			retries = 0
 			unix.Close(cur)
 			cur = fd
 			done = append(done, name)
@@ -79,9 +80,17 @@ func walkBeneath(root int, rootPath, rel string, flags int, mode uint32) (int, e
 			return -1, err
 		}
 		target, lerr := readlinkat(cur, name)
+		if errors.Is(lerr, unix.EINVAL) && retries < 3 {
+			// Not a symlink now, but the open saw one: name changed in
+			// between. Open it again.
+			retries++
+			rest = append([]string{name}, rest...)
+			continue
+		}
 		if lerr != nil {
 			return -1, err // not a symlink: the open's own error stands
 		}
+		retries = 0
 		if hops++; hops > maxSymlinkHops {
 			return -1, unix.ELOOP
 		}

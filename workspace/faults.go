@@ -3,6 +3,7 @@ package workspace
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"syscall"
 )
 
@@ -88,6 +89,8 @@ func faultError(op, path string, err error, unchanged bool) error {
 		return err
 	case errors.Is(err, syscall.EISDIR):
 		return &IsDirectoryError{Path: path}
+	case errors.Is(err, fs.ErrNotExist):
+		return &NotFoundError{Path: path, Hint: "it was removed meanwhile"}
 	}
 	return &IOError{Op: op, Path: path, Err: err, Unchanged: unchanged}
 }

@@ -156,6 +156,11 @@ func resolveSymlinks(p string) (string, error) {
 			return "", fmt.Errorf("at %s: %w", next, syscall.ELOOP)
 		}
 		target, err := os.Readlink(next)
+		if errors.Is(err, syscall.EINVAL) {
+			// No longer a symlink: it changed since the Lstat; look again.
+			rest = append([]string{name}, rest...)
+			continue
+		}
 		if err != nil {
 			return "", err
 		}
