@@ -6,15 +6,19 @@
 // errors in this package (each has a stable Kind) to wire codes, and plug the
 // editor's buffers in through the BufferEditor interface.
 //
-// Every path a caller passes is resolved by Roots.Resolve before any system
-// call touches it, and the operation then acts on the resolved, symlink-free
-// path, never on the caller's spelling. Swapping a directory for a symlink
-// between the check and the system call (a TOCTOU race by a local attacker)
-// is out of scope: the threat here is an agent naming paths, not a hostile
-// process racing us.
+// Every path a caller passes is resolved by Roots.Resolve, which checks it
+// against the roots by name. The system calls then never take a path
+// string: each root is held open as a directory fd, and every open, create,
+// rename and delete resolves the path beneath it (openat2 RESOLVE_BENEATH,
+// or a component-by-component walk with O_NOFOLLOW where openat2 is
+// missing; beneath.go), so a symlink swapped in between the check and the
+// call (by another process, or the agent's own shell) cannot lead outside.
 //
 // Writes replace files atomically: the new bytes go to a temporary file in the
 // same directory, named ".<name>.oh-bridge-tmp-<random>", which is fsynced and
-// renamed over the target. A process killed mid-write can leave such a file
-// behind; listings do not hide it, so the name says where it came from.
+// renamed over the target in the directory's fd. A failed write removes it
+// and leaves the old content; one a killed process leaves behind is removed
+// at the next start, from a journal of names in flight (tmpjournal.go).
+// Disk faults answer *IOError, naming the path, the cause and the fix.
+// docs/safety.md describes both.
 package workspace

@@ -12,9 +12,15 @@ import (
 type OutsideRootsError struct {
 	Path  string   // the path as the caller gave it
 	Roots []string // the resolved roots
+	// Swapped reports that the path resolved inside when checked but led
+	// out at the system call: a symlink was swapped in on the way.
+	Swapped bool
 }
 
 func (e *OutsideRootsError) Error() string {
+	if e.Swapped {
+		return fmt.Sprintf("path %s is outside the workspace roots [%s]: a symlink on the way now leads out of them (it changed while the path was used); nothing was done there, use a path inside one of them", e.Path, strings.Join(e.Roots, " "))
+	}
 	return fmt.Sprintf("path %s is outside the workspace roots [%s]; use a path inside one of them", e.Path, strings.Join(e.Roots, " "))
 }
 

@@ -3,7 +3,6 @@ package workspace
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -68,6 +67,7 @@ func New(roots *Roots, opts Options) *FS {
 	}
 	f.agent.entries = make(map[string]agentEntry)
 	f.SetBufferEditor(opts.BufferEditor)
+	roots.cleanStaleTemps() // a killed predecessor's temporary files (tmpjournal.go)
 	return f
 }
 
@@ -169,9 +169,16 @@ func (f *FS) readText(ctx context.Context, p, display string) (string, string, e
 }
 
 // readRegular reads a regular file, refusing directories, special files
-// (stat first: opening a FIFO would block) and files over the cap.
+// and files over the cap. It opens the file beneath its root first
+// (O_NONBLOCK: opening a FIFO would block) and checks it through the fd, so
+// what is read is what was checked.
 func (f *FS) readRegular(p, display string) ([]byte, error) {
-	fi, err := os.Stat(p)
+	file, err := f.roots.openFile(p, syscall.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, pathError(err, display)
+	}
+	defer file.Close()
+	fi, err := file.Stat()
 	if err != nil {
 		return nil, pathError(err, display)
 	}
@@ -184,11 +191,6 @@ func (f *FS) readRegular(p, display string) ([]byte, error) {
 	if fi.Size() > f.maxSize {
 		return nil, &NotTextError{Path: display, Reason: NotTextTooLarge, Size: fi.Size(), Limit: f.maxSize}
 	}
-	file, err := os.Open(p)
-	if err != nil {
-		return nil, pathError(err, display)
-	}
-	defer file.Close()
 	// One allocation of the stat size (plus a byte, to see growth); the file
 	// may still change meanwhile, so read until EOF or one byte past the cap.
 	data := make([]byte, 0, fi.Size()+1)
@@ -294,6 +296,9 @@ func (f *FS) WriteTextFile(ctx context.Context, path, content, expectedVersion s
 	}
 	unlock := f.locks.Lock(p)
 	defer unlock()
+	if testHookWrite != nil {
+		testHookWrite(p)
+	}
 
 	if res, ok, err := f.hostWrite(ctx, p, path, content, expectedVersion); ok {
 		return res, err
@@ -320,7 +325,7 @@ func (f *FS) WriteTextFile(ctx context.Context, path, content, expectedVersion s
 		}
 	}
 
-	fi, statErr := os.Stat(p)
+	fi, statErr := f.roots.stat(p)
 	exists := statErr == nil
 	if statErr != nil && !errors.Is(statErr, fs.ErrNotExist) {
 		return nil, pathError(statErr, path)
@@ -334,7 +339,7 @@ func (f *FS) WriteTextFile(ctx context.Context, path, content, expectedVersion s
 	if expectedVersion != "" && !open {
 		actual := ""
 		if exists {
-			data, err := os.ReadFile(p)
+			data, err := f.roots.readFile(p)
 			if err != nil {
 				return nil, pathError(err, path)
 			}
@@ -346,7 +351,7 @@ func (f *FS) WriteTextFile(ctx context.Context, path, content, expectedVersion s
 	}
 
 	dir := filepath.Dir(p)
-	if _, err := os.Stat(dir); err != nil {
+	if _, err := f.roots.stat(dir); err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			return nil, pathError(err, filepath.Dir(path))
 		}
@@ -354,8 +359,8 @@ func (f *FS) WriteTextFile(ctx context.Context, path, content, expectedVersion s
 			return nil, &NotFoundError{Path: filepath.Dir(p), Hint: "pass createParents to create the missing directories"}
 		}
 		f.agent.record(firstMissing(dir))
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("create parent directories of %s: %w", path, err)
+		if err := f.roots.mkdirAll(dir, 0o755); err != nil {
+			return nil, faultError("create the parent directories of", path, err, false)
 		}
 	}
 
@@ -368,8 +373,8 @@ func (f *FS) WriteTextFile(ctx context.Context, path, content, expectedVersion s
 	} else {
 		f.agent.record(p)
 	}
-	if err := writeFileAtomic(p, []byte(content), mode, exists); err != nil {
-		return nil, fmt.Errorf("write %s: %w", path, err)
+	if err := f.roots.writeFileAtomic(p, []byte(content), mode, exists); err != nil {
+		return nil, writeFault(path, err)
 	}
 	if open {
 		// No way to reach the buffer: the disk was written, and reads stay
@@ -393,67 +398,6 @@ func firstMissing(dir string) string {
 		}
 		dir = parent
 	}
-}
-
-// writeFileAtomic writes data to a temporary sibling of target and renames
-// it over target, so readers (and a crash) see the old or the new content,
-// never a mix. keepMode applies mode; otherwise the file is created 0666
-// minus the umask, like any new file.
-func writeFileAtomic(target string, data []byte, mode fs.FileMode, keepMode bool) (err error) {
-	dir, base := filepath.Split(target)
-	if len(base) > 180 {
-		base = base[:180] // keep the temp name under NAME_MAX
-	}
-	var tmp *os.File
-	for range 100 {
-		var rnd [8]byte
-		rand.Read(rnd[:])
-		name := filepath.Join(dir, "."+base+tmpMarker+hex.EncodeToString(rnd[:]))
-		tmp, err = os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
-		if !errors.Is(err, fs.ErrExist) {
-			break
-		}
-	}
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(data); err != nil {
-		return err
-	}
-	if keepMode {
-		if err = tmp.Chmod(mode); err != nil {
-			return err
-		}
-	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp.Name(), target); err != nil {
-		return err
-	}
-	return syncDir(dir)
-}
-
-// syncDir makes a rename durable: the directory entry lives in the directory.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
-		return err // some filesystems cannot fsync directories; that is not our failure
-	}
-	return nil
 }
 
 // Entry types, as reported by Stat and ListDirectory.
@@ -504,10 +448,10 @@ func (f *FS) stat(ctx context.Context, path string, withVersion bool) (*FileInfo
 		return nil, err
 	}
 	info := &FileInfo{}
-	if lfi, err := os.Lstat(name); err == nil && lfi.Mode()&fs.ModeSymlink != 0 {
+	if lfi, err := f.roots.lstat(name); err == nil && lfi.Mode()&fs.ModeSymlink != 0 {
 		info.IsSymlink = true
 	}
-	fi, err := os.Stat(p)
+	fi, err := f.roots.stat(p)
 	text, _, open := f.overlay.get(p)
 	switch {
 	case err == nil:
@@ -533,20 +477,20 @@ func (f *FS) stat(ctx context.Context, path string, withVersion bool) (*FileInfo
 		return info, nil
 	}
 	if withVersion && fi.Size() <= f.maxSize {
-		if data, err := os.ReadFile(p); err == nil {
+		if data, err := f.roots.readFile(p); err == nil {
 			info.IsBinary = bytes.IndexByte(data[:min(len(data), binarySniffLen)], 0) >= 0
 			if !info.IsBinary {
 				info.Version = Version(data)
 			}
 		}
-	} else if sniff, err := readPrefix(p, binarySniffLen); err == nil {
+	} else if sniff, err := readPrefix(f.roots, p, binarySniffLen); err == nil {
 		info.IsBinary = bytes.IndexByte(sniff, 0) >= 0
 	}
 	return info, nil
 }
 
-func readPrefix(p string, n int) ([]byte, error) {
-	file, err := os.Open(p)
+func readPrefix(r *Roots, p string, n int) ([]byte, error) {
+	file, err := r.openFile(p, syscall.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -564,7 +508,7 @@ func (f *FS) Mkdir(ctx context.Context, path string, parents bool) error {
 	if err != nil {
 		return err
 	}
-	if fi, err := os.Stat(p); err == nil {
+	if fi, err := f.roots.stat(p); err == nil {
 		if !fi.IsDir() {
 			return &ExistsError{Path: path}
 		}
@@ -575,17 +519,17 @@ func (f *FS) Mkdir(ctx context.Context, path string, parents bool) error {
 	}
 	if parents {
 		f.agent.record(firstMissing(p))
-		if err := os.MkdirAll(p, 0o755); err != nil {
-			return fmt.Errorf("create directory %s: %w", path, err)
+		if err := f.roots.mkdirAll(p, 0o755); err != nil {
+			return faultError("create directory", path, err, false)
 		}
 		return nil
 	}
 	f.agent.record(p)
-	if err := os.Mkdir(p, 0o755); err != nil {
+	if err := f.roots.mkdir(p, 0o755); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return &NotFoundError{Path: filepath.Dir(p), Hint: "pass parents to create the missing directories"}
 		}
-		return fmt.Errorf("create directory %s: %w", path, err)
+		return faultError("create directory", path, err, false)
 	}
 	return nil
 }
@@ -606,22 +550,22 @@ func (f *FS) Delete(ctx context.Context, path string, recursive bool) error {
 	}
 	unlock := f.locks.Lock(p)
 	defer unlock()
-	fi, err := os.Lstat(p)
+	fi, err := f.roots.lstat(p)
 	if err != nil {
 		return pathError(err, path)
 	}
 	f.agent.record(p)
 	if fi.IsDir() && recursive {
-		if err := os.RemoveAll(p); err != nil {
-			return fmt.Errorf("delete %s: %w", path, err)
+		if err := f.roots.removeAll(p); err != nil {
+			return faultError("delete", path, err, false)
 		}
 		return nil
 	}
-	if err := os.Remove(p); err != nil {
+	if err := f.roots.remove(p); err != nil {
 		if errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST) {
 			return &DirectoryNotEmptyError{Path: path}
 		}
-		return fmt.Errorf("delete %s: %w", path, err)
+		return faultError("delete", path, err, false)
 	}
 	return nil
 }
@@ -656,18 +600,18 @@ func (f *FS) Move(ctx context.Context, from, to string, overwrite bool) error {
 	if f.roots.isRoot(dst) {
 		return &RootOperationError{Path: to, Op: "move onto"}
 	}
-	if _, err := os.Lstat(src); err != nil {
+	if _, err := f.roots.lstat(src); err != nil {
 		return pathError(err, from)
 	}
-	if _, err := os.Lstat(dst); err == nil && !overwrite {
+	if _, err := f.roots.lstat(dst); err == nil && !overwrite {
 		return &ExistsError{Path: to}
 	}
-	if _, err := os.Stat(filepath.Dir(dst)); err != nil {
+	if _, err := f.roots.stat(filepath.Dir(dst)); err != nil {
 		return &NotFoundError{Path: filepath.Dir(dst), Hint: "create the destination directory first"}
 	}
 	f.agent.record(src, dst)
-	if err := os.Rename(src, dst); err != nil {
-		return fmt.Errorf("move %s to %s: %w", from, to, err)
+	if err := f.roots.rename(src, dst); err != nil {
+		return faultError("move "+from+" to", to, err, false)
 	}
 	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 )
 
@@ -60,12 +59,12 @@ func (f *FS) hostRead(ctx context.Context, p, display string) (text string, ok b
 	if h == nil || h.Read == nil {
 		return "", false, nil
 	}
-	if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+	if fi, err := f.roots.stat(p); err == nil && fi.IsDir() {
 		return "", true, &IsDirectoryError{Path: display}
 	}
 	text, err = h.Read(ctx, p)
 	if err != nil {
-		if _, serr := os.Stat(p); errors.Is(serr, fs.ErrNotExist) {
+		if _, serr := f.roots.stat(p); errors.Is(serr, fs.ErrNotExist) {
 			return "", true, pathError(serr, display)
 		}
 		return "", true, &HostError{Op: "read", Path: display, Err: err}
@@ -80,7 +79,7 @@ func (f *FS) hostWrite(ctx context.Context, p, display, content, expectedVersion
 	if h == nil || h.Write == nil {
 		return nil, false, nil
 	}
-	fi, statErr := os.Stat(p)
+	fi, statErr := f.roots.stat(p)
 	exists := statErr == nil
 	if exists && fi.IsDir() {
 		return nil, true, &IsDirectoryError{Path: display}
@@ -100,10 +99,10 @@ func (f *FS) hostWrite(ctx context.Context, p, display, content, expectedVersion
 	} else {
 		f.agent.record(p)
 		// Editors create the file, not always its directories.
-		if dir := filepath.Dir(p); !dirExists(dir) {
+		if dir := filepath.Dir(p); !f.roots.dirExists(dir) {
 			f.agent.record(firstMissing(dir))
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return nil, true, fmt.Errorf("create parent directories of %s: %w", display, err)
+			if err := f.roots.mkdirAll(dir, 0o755); err != nil {
+				return nil, true, faultError("create the parent directories of", display, err, false)
 			}
 		}
 	}
@@ -113,7 +112,7 @@ func (f *FS) hostWrite(ctx context.Context, p, display, content, expectedVersion
 	return &WriteResult{Version: versionOfString(content), Created: !exists}, true, nil
 }
 
-func dirExists(dir string) bool {
-	fi, err := os.Stat(dir)
+func (r *Roots) dirExists(dir string) bool {
+	fi, err := r.stat(dir)
 	return err == nil && fi.IsDir()
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -46,7 +45,7 @@ func (f *FS) ListDirectory(ctx context.Context, path string, opts ListOptions) (
 	if err != nil {
 		return nil, err
 	}
-	fi, err := os.Stat(p)
+	fi, err := f.roots.stat(p)
 	if err != nil {
 		return nil, pathError(err, path)
 	}
@@ -56,7 +55,7 @@ func (f *FS) ListDirectory(ctx context.Context, path string, opts ListOptions) (
 	if opts.Depth <= 0 {
 		opts.Depth = 1
 	}
-	w := &lister{ctx: ctx, opts: opts, out: &Listing{}}
+	w := &lister{ctx: ctx, opts: opts, out: &Listing{}, roots: f.roots}
 	var stack ignoreStack
 	if opts.RespectGitignore {
 		stack = w.ancestorIgnores(f.rootOf(p), p)
@@ -79,9 +78,10 @@ func (f *FS) rootOf(p string) string {
 }
 
 type lister struct {
-	ctx  context.Context
-	opts ListOptions
-	out  *Listing
+	ctx   context.Context
+	opts  ListOptions
+	out   *Listing
+	roots *Roots // directories are opened beneath their root
 }
 
 // ancestorIgnores loads the .gitignore files from root down to dir. Listed
@@ -165,7 +165,7 @@ func (w *lister) walk(dir, rel string, depth int, stack ignoreStack) error {
 	if err := w.ctx.Err(); err != nil {
 		return err
 	}
-	ents, err := os.ReadDir(dir)
+	ents, err := w.roots.readDir(dir)
 	if err != nil {
 		if rel == "" {
 			return err

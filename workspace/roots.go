@@ -13,7 +13,8 @@ import (
 // Roots is the set of directories the agent may touch. It is immutable and
 // safe for concurrent use.
 type Roots struct {
-	dirs []string // cleaned, symlink-free, absolute
+	dirs []string   // cleaned, symlink-free, absolute
+	fds  []*os.File // dirs[i] held open: every system call is made beneath it (beneath.go)
 }
 
 // NewRoots resolves dirs (cleaning them and following symlinks) and checks
@@ -42,7 +43,12 @@ func NewRoots(dirs []string) (*Roots, error) {
 		if !fi.IsDir() {
 			return nil, fmt.Errorf("workspace root %s is not a directory; pass a directory", d)
 		}
+		fd, err := openRootDir(real)
+		if err != nil {
+			return nil, fmt.Errorf("workspace root %s cannot be opened: %w; pass a directory you can read", d, err)
+		}
 		r.dirs = append(r.dirs, real)
+		r.fds = append(r.fds, fd)
 	}
 	return r, nil
 }
@@ -91,7 +97,7 @@ func (r *Roots) resolve(path string, followLast bool) (string, error) {
 		resolved = filepath.Join(dir, filepath.Base(abs))
 	}
 	if err != nil {
-		return "", fmt.Errorf("resolve %s: %w", path, err)
+		return "", faultError("resolve", path, err, false)
 	}
 	if !r.contains(resolved) {
 		return "", &OutsideRootsError{Path: path, Roots: r.List()}
@@ -147,9 +153,14 @@ func resolveSymlinks(p string) (string, error) {
 		}
 		hops++
 		if hops > maxSymlinkHops {
-			return "", fmt.Errorf("too many levels of symbolic links at %s", next)
+			return "", fmt.Errorf("at %s: %w", next, syscall.ELOOP)
 		}
 		target, err := os.Readlink(next)
+		if errors.Is(err, syscall.EINVAL) {
+			// No longer a symlink: it changed since the Lstat; look again.
+			rest = append([]string{name}, rest...)
+			continue
+		}
 		if err != nil {
 			return "", err
 		}
