@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"sync"
 	"sync/atomic"
 
@@ -103,8 +104,8 @@ type connectResult struct {
 }
 
 func (h *Handlers) connect(ctx context.Context, p *connectParams) (*connectResult, error) {
-	if p.ServerURL == "" {
-		return nil, rpc.InvalidParams("serverUrl", "the OpenHands server's URL, e.g. http://localhost:8000 (an agent-server) or http://localhost:3000 (V0)")
+	if u, err := url.Parse(p.ServerURL); p.ServerURL == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, rpc.InvalidParams("serverUrl", "the OpenHands server's http(s) URL, e.g. http://localhost:8000 (an agent-server) or http://localhost:3000 (V0)")
 	}
 	switch p.Protocol {
 	case "", "v1", "v0":

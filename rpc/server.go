@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -389,7 +390,8 @@ func (s *Server) runInline(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrp
 func (s *Server) runPerPath(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request, m Method, params json.RawMessage) {
 	var keys []string
 	if m.Keys != nil {
-		keys = m.Keys(params)
+		// A key twice (a move onto itself) must not wait on itself.
+		keys = slices.Compact(slices.Sorted(slices.Values(m.Keys(params))))
 	}
 	done := make(chan struct{})
 	var waits []chan struct{}

@@ -147,3 +147,25 @@ func TestLineStream(t *testing.T) {
 		t.Errorf("notification written as %q, want one JSON line", out[1])
 	}
 }
+
+// TestTooDeepIsAnsweredUnderItsID answers a request nested beyond
+// encoding/json's limit under its own id, so the client is not left
+// waiting.
+func TestTooDeepIsAnsweredUnderItsID(t *testing.T) {
+	deep := strings.Repeat(`{"a":[`, 5001) + strings.Repeat(`]}`, 5001)
+	for _, c := range []struct{ body, id string }{
+		{`{"jsonrpc":"2.0","method":"m","params":` + deep + `,"id":7}`, "7"},
+		{`{"id":"x\"y","jsonrpc":"2.0","method":"m","params":` + deep + `}`, `"x\"y"`},
+		{`{"jsonrpc":"2.0","params":[` + deep + `,"}"],"id":12,"method":"m"}`, "12"},
+		{`{"jsonrpc":"2.0","method":"m","params":` + deep + `}`, "null"},
+	} {
+		reply := rpc.Validate([]byte(c.body))
+		var m struct {
+			ID    json.RawMessage `json:"id"`
+			Error *rpc.Error      `json:"error"`
+		}
+		if json.Unmarshal(reply, &m) != nil || m.Error == nil || string(m.ID) != c.id {
+			t.Errorf("reply %s, want an error under id %s", reply, c.id)
+		}
+	}
+}

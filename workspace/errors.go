@@ -193,3 +193,16 @@ func (e *BufferEditRejectedError) Error() string {
 
 // Kind returns "buffer_edit_rejected".
 func (e *BufferEditRejectedError) Kind() string { return "buffer_edit_rejected" }
+
+// InvalidPathError is a path no file system accepts.
+type InvalidPathError struct {
+	Path   string
+	Reason string
+}
+
+func (e *InvalidPathError) Error() string {
+	return fmt.Sprintf("path %q is not valid: %s", e.Path, e.Reason)
+}
+
+// Kind is the error's kind on the wire.
+func (e *InvalidPathError) Kind() string { return "invalid_path" }

@@ -235,7 +235,7 @@ func pathError(err error, display string) error {
 	case errors.Is(err, syscall.ENOTDIR):
 		return &NotFoundError{Path: display, Hint: "a parent of it is a file, not a directory"}
 	}
-	return err
+	return faultError("open", display, err, true)
 }
 
 func countLines(s string) int {

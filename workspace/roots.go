@@ -82,6 +82,9 @@ func (r *Roots) resolveNoFollow(path string) (string, error) {
 }
 
 func (r *Roots) resolve(path string, followLast bool) (string, error) {
+	if strings.IndexByte(path, 0) >= 0 {
+		return "", &InvalidPathError{Path: path, Reason: "it contains a NUL byte, which no file name can"}
+	}
 	abs := path
 	if !filepath.IsAbs(abs) {
 		abs = filepath.Join(r.dirs[0], abs)
