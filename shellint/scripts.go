@@ -7,17 +7,38 @@ package shellint
 //	C;<nonce>;<seq>        output of command <seq> starts
 //	P;Cwd=<dir>;<nonce>    working directory (value escaped as VS Code does)
 //	D;<exit>;<nonce>;<seq> command <seq> finished with <exit>
-//	A;<nonce>              prompt start (shell ready), inside PS1
+//	A;<nonce>              prompt start: the shell waits for a line
+//	B                      prompt end
 //
-// A command is submitted as one line that sources a file:
+// The last prompt hook prints P, D, A, the user's prompt (expanded by the
+// shell: bash ${PS1@P}, zsh ${(%%)PS1}) and B in one write, and leaves PS1
+// empty. One write means the end of a command and the prompt reach the
+// bridge together, after every other hook ran; an empty PS1 means the
+// prompt bash shows after a syntax error (decoded before the hooks ran)
+// cannot lack the markers. While a command runs PS1 is the user's again, so
+// commands that read or extend it (venv's activate) see theirs.
 //
-//	__br_go <seq>;builtin . "$__br_dir/c<seq>";__br_fin
+// A command is submitted as one line the tty does not echo (the bridge
+// clears ECHO for it; the mirror shows the command text instead, mirror.go):
 //
-// __br_fin emits P and D when the file finishes. If Ctrl-C aborts the line,
-// __br_fin never runs and the prompt hook emits them instead, with $? = 130.
-// Both re-install the hook and the prompt so a command or rc file that
-// replaces PROMPT_COMMAND/PS1 (venv, starship, a custom PS1) cannot silence
-// the markers for the next command.
+//	 __br_go <seq> $'<text>' <lastarg>;builtin eval -- "$__br_c";__br_fin "${__br_st:-$?}" "$__br_la"
+//
+// __br_go adds the text to the history and wraps it as
+//
+//	__br_rs "$__br_ec" "$__br_la";<text>
+//	__br_st=$? __br_la=$_
+//
+// so the text starts with the previous command's $? and $_ (zsh sets $_ to
+// eval's argument otherwise) and its own $? and $_ are captured, not the
+// machinery's; then it prints C. eval runs the text at top level, so
+// variables, functions, traps, options and jobs land in the shell itself.
+// A syntax error stops eval before the capture and eval's own status (2 in
+// bash, 1 in zsh) stands. __br_fin re-arms the hooks (the command may have
+// replaced PROMPT_COMMAND/precmd_functions) and hands $? and, as its last
+// argument, $_ on. A text too long for one tty line (canonical mode keeps
+// 4095 bytes) is written to a file that __br_go reads instead of $'<text>'.
+// The cwd is baked into P escaped so that no character in it can end or
+// split the marker.
 
 const bashIntegration = `# oh-bridge shell integration for bash. Generated; removed with the terminal.
 if [[ -n "${__br_loaded:-}" ]]; then builtin return; fi
@@ -28,23 +49,33 @@ __br_dir="${BR_DIR:-}"
 __br_editing="${BR_EDITING:-}"
 builtin unset BR_NONCE BR_NORC BR_DIR BR_EDITING
 __br_seq=""
+__br_ec=0
+__br_st=""
+__br_la=""
+__br_c=""
+__br_e=""
 __br_user_pc=""
-__br_in_precmd=""
+__br_user_ps1=""
+__br_lpwd=""
+__br_pcwd=""
 if [[ -z "$__br_norc" && -r ~/.bashrc ]]; then builtin source ~/.bashrc; fi
-__br_status() { builtin return "$1"; }
-__br_cwd() {
-  builtin local s="$PWD"
-  s="${s//\\/\\\\}"
+__br_rs() { builtin return "$1"; }
+# The line's last word: re-arm the hooks (the command may have replaced
+# them), hand back $? and, as the last argument, $_.
+__br_fin() { __br_arm; builtin return "$1"; }
+__br_esc() {
+  builtin local s="$1"
+  s="${s//\\/\\x5c}"
   s="${s//;/\\x3b}"
+  s="${s//\$/\\x24}"
+  s="${s//$'\x60'/\\x60}"
+  s="${s//\%/\\x25}"
+  s="${s//\!/\\x21}"
   s="${s//$'\a'/\\x07}"
   s="${s//$'\e'/\\x1b}"
   s="${s//$'\n'/\\x0a}"
-  builtin printf '\033]633;P;Cwd=%s;%s\007' "$s" "$__br_nonce"
-}
-__br_end() {
-  __br_cwd
-  builtin printf '\033]633;D;%s;%s;%s\007' "$1" "$__br_nonce" "$__br_seq"
-  __br_seq=""
+  s="${s//$'\r'/\\x0d}"
+  __br_e="$s"
 }
 __br_arm() {
   builtin local e pc=""
@@ -57,27 +88,44 @@ __br_arm() {
   PROMPT_COMMAND=__br_precmd
 }
 __br_precmd() {
-  builtin local ec=$?
-  if [[ -n "$__br_in_precmd" ]]; then builtin return "$ec"; fi
-  __br_in_precmd=1
-  if [[ -n "$__br_seq" ]]; then __br_end "$ec"; fi
-  if [[ -n "$__br_user_pc" ]]; then __br_status "$ec"; builtin eval "$__br_user_pc"; fi
+  __br_ec=$?
+  if [[ -n "$__br_user_pc" ]]; then __br_rs "$__br_ec"; builtin eval "$__br_user_pc"; fi
   __br_arm
-  __br_cwd
-  PS1='\[\033]633;A;'"$__br_nonce"'\007\]\$ \[\033]633;B\007\]'
+  if [[ -n "$PS1" ]]; then
+    __br_user_ps1="$PS1"
+    if [[ "$PS1" == '\s-\v\$ ' ]]; then __br_user_ps1='\u@\h:\w\$ '; fi
+  fi
+  PS1=''
   PS2=''
-  __br_in_precmd=""
+  if [[ "$PWD" != "$__br_lpwd" ]]; then __br_lpwd="$PWD"; __br_esc "$PWD"; __br_pcwd="$__br_e"; fi
+  builtin local p
+  __br_rs "$__br_ec"
+  p="${__br_user_ps1@P}"
+  p="${p//[$'\001\002']/}"
+  if [[ -n "$__br_seq" ]]; then
+    builtin printf '\033]633;P;Cwd=%s;%s\007\033]633;D;%s;%s;%s\007\033]633;A;%s\007%s\033]633;B\007' \
+      "$__br_pcwd" "$__br_nonce" "$__br_ec" "$__br_nonce" "$__br_seq" "$__br_nonce" "$p"
+  else
+    builtin printf '\033]633;P;Cwd=%s;%s\007\033]633;A;%s\007%s\033]633;B\007' "$__br_pcwd" "$__br_nonce" "$__br_nonce" "$p"
+  fi
+  __br_seq=""
+  __br_rs "$__br_ec"
 }
 __br_go() {
-  __br_arm
+  PS1="$__br_user_ps1"
   __br_seq="$1"
+  __br_la="$3"
+  __br_st=""
+  if [[ -n "${4-}" ]]; then
+    __br_c=""
+    IFS= builtin read -r -d '' __br_c < "$4" || :
+  else
+    __br_c="$2"
+  fi
+  builtin history -s -- "$__br_c"
+  __br_c='__br_rs "$__br_ec" "$__br_la";'"$__br_c"$'\n''__br_st=$? __br_la=$_'
   builtin printf '\033]633;C;%s;%s\007' "$__br_nonce" "$1"
-}
-__br_fin() {
-  builtin local ec=$?
-  __br_arm
-  __br_end "$ec"
-  builtin return "$ec"
+  builtin return "$__br_ec"
 }
 __br_arm
 builtin set +o history
@@ -85,6 +133,10 @@ builtin set +o history
 # the tty hands bash the whole submitted line at once (~1 ms per command).
 if [[ -z "$__br_editing" ]]; then builtin set +o emacs +o vi; fi
 `
+
+// bashLastArg is the word of the submitted line that carries $_ over:
+// bash keeps $_ across PROMPT_COMMAND, so the user's own is still there.
+const bashLastArg = `"$_"`
 
 // zsh reads $ZDOTDIR/.zshenv then $ZDOTDIR/.zshrc; ZDOTDIR points at our
 // directory and each file sources the user's own first (from the user's
@@ -113,30 +165,55 @@ fi
 if [[ -z "$__br_norc" && -r "${__br_user_zdot}/.zshrc" ]]; then builtin source "${__br_user_zdot}/.zshrc"; fi
 __br_seq=""
 __br_ec=0
-__br_cwd() {
-  builtin local s="$PWD"
-  s="${s//\\/\\\\}"
+__br_st=""
+__br_la=""
+__br_c=""
+__br_e=""
+__br_user_ps1=""
+__br_lpwd=""
+__br_pcwd=""
+__br_rs() { builtin return "$1"; }
+# The line's last word: re-arm the hooks (the command may have replaced
+# them), hand back $? and, as the last argument, $_.
+__br_fin() { __br_arm; builtin return "$1"; }
+__br_esc() {
+  builtin local s="$1"
+  s="${s//\\/\\x5c}"
   s="${s//;/\\x3b}"
+  s="${s//\$/\\x24}"
+  s="${s//$'\x60'/\\x60}"
+  s="${s//\%/\\x25}"
+  s="${s//\!/\\x21}"
   s="${s//$'\a'/\\x07}"
   s="${s//$'\e'/\\x1b}"
   s="${s//$'\n'/\\x0a}"
-  builtin printf '\033]633;P;Cwd=%s;%s\007' "$s" "$__br_nonce"
+  s="${s//$'\r'/\\x0d}"
+  __br_e="$s"
 }
-__br_end() {
-  __br_cwd
-  builtin printf '\033]633;D;%s;%s;%s\007' "$1" "$__br_nonce" "$__br_seq"
-  __br_seq=""
-}
-# First hook: remember $? before other hooks run. Last hook: markers + prompt.
+# First hook: remember $? before other hooks run. Last hook: the prompt.
 __br_precmd_status() { __br_ec=$?; }
 __br_precmd() {
-  if [[ -n "$__br_seq" ]]; then __br_end "$__br_ec"; fi
-  __br_cwd
-  PS1=$'%{\033]633;A;'"$__br_nonce"$'\007%}%# %{\033]633;B\007%}'
+  if [[ -n "$PS1" ]]; then
+    __br_user_ps1="$PS1"
+    if [[ "$PS1" == '%m%# ' ]]; then __br_user_ps1='%n@%m:%~%# '; fi
+  fi
+  PS1=''
   PS2=''
   RPS1=''
   RPROMPT=''
   PROMPT_EOL_MARK=''
+  if [[ "$PWD" != "$__br_lpwd" ]]; then __br_lpwd="$PWD"; __br_esc "$PWD"; __br_pcwd="$__br_e"; fi
+  builtin local p
+  __br_rs "$__br_ec"
+  p="${(%%)__br_user_ps1}"
+  if [[ -n "$__br_seq" ]]; then
+    builtin printf '\033]633;P;Cwd=%s;%s\007\033]633;D;%s;%s;%s\007\033]633;A;%s\007%s\033]633;B\007' \
+      "$__br_pcwd" "$__br_nonce" "$__br_ec" "$__br_nonce" "$__br_seq" "$__br_nonce" "$p"
+  else
+    builtin printf '\033]633;P;Cwd=%s;%s\007\033]633;A;%s\007%s\033]633;B\007' "$__br_pcwd" "$__br_nonce" "$__br_nonce" "$p"
+  fi
+  __br_seq=""
+  __br_rs "$__br_ec"
 }
 __br_arm() {
   if [[ "${precmd_functions[1]-}" != __br_precmd_status || "${precmd_functions[-1]-}" != __br_precmd ]]; then
@@ -145,14 +222,20 @@ __br_arm() {
 }
 __br_go() {
   __br_arm
+  PS1="$__br_user_ps1"
   __br_seq="$1"
+  __br_la="$3"
+  __br_st=""
+  if [[ -n "${4-}" ]]; then
+    __br_c=""
+    IFS= builtin read -r -d '' __br_c < "$4" || :
+  else
+    __br_c="$2"
+  fi
+  builtin print -s -r -- "$__br_c"
+  __br_c='__br_rs "$__br_ec" "$__br_la";'"$__br_c"$'\n''__br_st=$? __br_la=$_'
   builtin printf '\033]633;C;%s;%s\007' "$__br_nonce" "$1"
-}
-__br_fin() {
-  builtin local ec=$?
-  __br_arm
-  __br_end "$ec"
-  builtin return "$ec"
+  builtin return "$__br_ec"
 }
 __br_arm
 builtin unsetopt PROMPT_SP
@@ -160,6 +243,10 @@ builtin setopt HIST_IGNORE_SPACE
 # See the bash script: the line editor costs a syscall per submitted byte.
 if [[ -z "$__br_editing" ]]; then builtin unsetopt ZLE; fi
 `
+
+// zshLastArg: zsh's hooks overwrite $_ before the next line is read, so the
+// value the command's own capture saved is passed on instead.
+const zshLastArg = `"$__br_la"`
 
 // fallbackScript runs one command with `bash -c` when the interactive
 // integration cannot be brought up. cwd and exported variables are carried

@@ -187,6 +187,7 @@ type Session struct {
 	proc     *ptyProc // the shell (integrated/norc); the current command's process (fallback)
 	ready    bool
 	scan     markScanner
+	mirror   []byte // mirrored bytes not yet handed to subscribers (mirror.go)
 	seq      int
 	cur      *command
 	cmds     []*command
@@ -531,12 +532,19 @@ func (s *Session) onData(p *ptyProc, b []byte) {
 	if p != s.proc && (s.cur == nil || s.cur.proc != p) {
 		return // an abandoned startup attempt
 	}
-	s.publishOutputLocked(b)
 	if s.mode == ModeFallback {
+		s.mirrorTextLocked(b)
+		s.flushMirrorLocked()
 		s.commandTextLocked(b)
 		return
 	}
-	s.scan.feed(b, s.commandTextLocked, s.onMarkLocked)
+	s.scan.feed(b, s.onTextLocked, s.onMarkLocked)
+	s.flushMirrorLocked()
+}
+
+func (s *Session) onTextLocked(b []byte) {
+	s.mirrorTextLocked(b)
+	s.commandTextLocked(b)
 }
 
 func (s *Session) commandTextLocked(b []byte) {
@@ -550,9 +558,14 @@ func (s *Session) commandTextLocked(b []byte) {
 
 func (s *Session) onMarkLocked(m mark) {
 	if !s.markIsOurs(m) {
-		s.commandTextLocked(m.raw)
+		s.onTextLocked(m.raw)
 		return
 	}
+	var starts *command
+	if c := s.cur; m.code == "C" && c != nil && !c.started && m.args[1] == strconv.Itoa(c.seq) {
+		starts = c
+	}
+	s.mirrorMarkLocked(m, starts)
 	switch m.code {
 	case "A":
 		if !s.ready {
@@ -560,8 +573,13 @@ func (s *Session) onMarkLocked(m mark) {
 			s.broadcastLocked()
 		}
 	case "C":
-		if c := s.cur; c != nil && !c.started && m.args[1] == strconv.Itoa(c.seq) {
+		if c := starts; c != nil {
 			c.started = true
+			// The shell has read the line: input from now on is for the
+			// command and is echoed as a terminal does.
+			if err := s.proc.setEcho(true); err != nil {
+				s.log.Debug("could not turn terminal echo on", "error", err)
+			}
 			s.broadcastLocked()
 		}
 	case "P":
@@ -638,6 +656,10 @@ func (s *Session) finishLocked(c *command, exitCode int, reason string) {
 	}
 	c.end = time.Now()
 	c.cwd = s.cwd
+	if !c.started && c.proc == nil && s.proc != nil && s.state != StateDead {
+		// The line never ran (Ctrl-C flushed it): give typing its echo back.
+		_ = s.proc.setEcho(true)
+	}
 	if c.file != "" {
 		os.Remove(c.file)
 	}
@@ -659,6 +681,7 @@ func (s *Session) broadcastLocked() {
 }
 
 func (s *Session) setStateLocked(st State, c *command, reason string) {
+	s.flushMirrorLocked()
 	s.state = st
 	ev := &StateEvent{State: st, Name: s.name, Mode: s.mode, Cwd: s.cwd, Reason: reason}
 	if c != nil {
@@ -676,18 +699,6 @@ func (s *Session) setStateLocked(st State, c *command, reason string) {
 		sub.push(Event{TerminalID: s.id, State: ev})
 	}
 	s.broadcastLocked()
-}
-
-func (s *Session) publishOutputLocked(b []byte) {
-	off := s.offset
-	s.offset += int64(len(b))
-	if len(s.subs) == 0 {
-		return
-	}
-	data := append([]byte(nil), b...)
-	for _, sub := range s.subs {
-		sub.push(Event{TerminalID: s.id, Output: &OutputEvent{Offset: off, Data: data}})
-	}
 }
 
 // Subscribe delivers this terminal's raw output and state changes to fn,
@@ -764,16 +775,28 @@ func (s *Session) submit(text, cwd string, reserved bool) (*command, error) {
 		cook:  newCooker(),
 		file:  filepath.Join(s.runDir, "c"+strconv.Itoa(s.seq)),
 	}
-	body := text
-	if !strings.HasSuffix(body, "\n") {
-		body += "\n"
-	}
+	runText := text
 	if cwd != "" {
-		body = "builtin cd -- " + shellQuote(cwd) + " || builtin return\n" + body
+		runText = cdPrefixed(cwd, text)
 	}
-	if err := os.WriteFile(c.file, []byte(body), 0o600); err != nil {
-		s.mu.Unlock()
-		return nil, fmt.Errorf("write command file in %s: %w", s.runDir, err)
+	var line string
+	if s.mode != ModeFallback {
+		line = submitLine(s.shellKind, c.seq, runText, "")
+		if len(line) > maxInlineLine {
+			line = submitLine(s.shellKind, c.seq, "", c.file)
+		} else {
+			c.file = ""
+		}
+	}
+	if c.file != "" {
+		body := runText
+		if !strings.HasSuffix(body, "\n") && s.mode == ModeFallback {
+			body += "\n"
+		}
+		if err := os.WriteFile(c.file, []byte(body), 0o600); err != nil {
+			s.mu.Unlock()
+			return nil, fmt.Errorf("write command file in %s: %w", s.runDir, err)
+		}
 	}
 	s.cur = c
 	s.reserved = false
@@ -791,9 +814,12 @@ func (s *Session) submit(text, cwd string, reserved bool) (*command, error) {
 		}
 		return c, nil
 	}
-	// Readline reads the line one byte per syscall, so keep it short: the
-	// run directory is in $__br_dir (set by the integration script).
-	line := fmt.Sprintf(" __br_go %d;builtin . \"$__br_dir/c%d\";__br_fin\r", c.seq, c.seq)
+	// The tty would echo the line as it takes it; the person watching the
+	// mirror sees the command text instead (mirror.go). ECHO comes back on
+	// when the command starts, for programs that read the terminal.
+	if err := shell.setEcho(false); err != nil {
+		s.log.Debug("could not turn terminal echo off", "error", err)
+	}
 	if err := s.writeInput(shell, []byte(line)); err != nil {
 		// The shell may still read the line later; leave the command
 		// running so it can be polled or interrupted.
