@@ -51,6 +51,7 @@ builtin unset BR_NONCE BR_NORC BR_DIR BR_EDITING
 __br_seq=""
 __br_ec=0
 __br_st=""
+__br_ps=()
 __br_la=""
 __br_c=""
 __br_e=""
@@ -123,7 +124,14 @@ __br_go() {
     __br_c="$2"
   fi
   builtin history -s -- "$__br_c"
-  __br_c='__br_rs "$__br_ec" "$__br_la";'"$__br_c"$'\n''__br_st=$? __br_la=$_'
+  builtin local p="" st
+  if [[ "$__br_c" == *PIPESTATUS* && "${#__br_ps[@]}" -gt 1 ]]; then
+    # Only a pipeline sets PIPESTATUS, and its stages fork: rebuild it only
+    # for a command that reads it.
+    for st in "${__br_ps[@]}"; do p+="${p:+|}__br_rs $st"; done
+    p+=";"
+  fi
+  __br_c='__br_rs "$__br_ec" "$__br_la";'"$p$__br_c"$'\n''__br_st=$? __br_ps=("${PIPESTATUS[@]}") __br_la=$_'
   builtin printf '\033]633;C;%s;%s\007' "$__br_nonce" "$1"
   builtin return "$__br_ec"
 }
@@ -166,6 +174,7 @@ if [[ -z "$__br_norc" && -r "${__br_user_zdot}/.zshrc" ]]; then builtin source "
 __br_seq=""
 __br_ec=0
 __br_st=""
+__br_ps=()
 __br_la=""
 __br_c=""
 __br_e=""
@@ -233,7 +242,12 @@ __br_go() {
     __br_c="$2"
   fi
   builtin print -s -r -- "$__br_c"
-  __br_c='__br_rs "$__br_ec" "$__br_la";'"$__br_c"$'\n''__br_st=$? __br_la=$_'
+  builtin local p="" st
+  if [[ "$__br_c" == *pipestatus* && "${#__br_ps[@]}" -gt 1 ]]; then
+    for st in "${__br_ps[@]}"; do p+="${p:+|}__br_rs $st"; done
+    p+=";"
+  fi
+  __br_c='__br_rs "$__br_ec" "$__br_la";'"$p$__br_c"$'\n''__br_st=$? __br_ps=("${pipestatus[@]}") __br_la=$_'
   builtin printf '\033]633;C;%s;%s\007' "$__br_nonce" "$1"
   builtin return "$__br_ec"
 }
