@@ -10,11 +10,11 @@ import (
 //
 //   - Our OSC 633 markers carry the nonce (and C/D the sequence number). The
 //     bridge has checked them; the mirror gets them in VS Code's own form
-//     (A, C, D;<exit>, P;Cwd=<dir>) so the nonce never leaves the bridge.
-//   - The submitted line is not echoed (ECHO is off while the shell reads
-//     it), so at the command's C the mirror gets what typing it would have
-//     shown: an OSC 633;E with the command line, for VS Code's command
-//     detection, then the command text itself.
+//     (A, D;<exit>, P;Cwd=<dir>) so the nonce never leaves the bridge.
+//   - The submitted line is not echoed (ECHO is off while the shell takes
+//     it), so as the command is submitted the mirror gets what typing it
+//     would have shown: an OSC 633;E with the command line, for VS Code's
+//     command detection, the command text itself, and OSC 633;C.
 //
 // Anything else, a foreign 633 sequence included, passes through as it was.
 
@@ -36,23 +36,14 @@ func (s *Session) mirrorTextLocked(b []byte) {
 	}
 }
 
-// mirrorMarkLocked adds the subscribers' form of one of our markers. c is
-// the command a C marker starts, if it is the current one.
-func (s *Session) mirrorMarkLocked(m mark, c *command) {
+// mirrorMarkLocked adds the subscribers' form of one of our markers.
+func (s *Session) mirrorMarkLocked(m mark) {
 	if len(s.subs) == 0 {
 		return
 	}
 	switch m.code {
 	case "A":
 		s.mirror = append(s.mirror, mirrorA...)
-	case "C":
-		if c != nil {
-			s.mirror = append(s.mirror, mirrorEPref...)
-			s.mirror = appendCommandLine(s.mirror, c.text)
-			s.mirror = append(s.mirror, oscEnd...)
-			s.mirror = appendTypedText(s.mirror, c.text)
-		}
-		s.mirror = append(s.mirror, mirrorC...)
 	case "D":
 		s.mirror = append(s.mirror, mirrorDPref...)
 		s.mirror = append(s.mirror, m.args[0]...)
@@ -62,6 +53,21 @@ func (s *Session) mirrorMarkLocked(m mark, c *command) {
 		s.mirror = append(s.mirror, strings.Join(m.args[:len(m.args)-1], ";")...)
 		s.mirror = append(s.mirror, oscEnd...)
 	}
+}
+
+// mirrorCommandLocked adds what typing c would have shown after the
+// prompt: OSC 633;E with the command line, the text, then C (output
+// starts). It runs as c is submitted, before the shell can print anything
+// of it.
+func (s *Session) mirrorCommandLocked(c *command) {
+	if len(s.subs) == 0 {
+		return
+	}
+	s.mirror = append(s.mirror, mirrorEPref...)
+	s.mirror = appendCommandLine(s.mirror, c.text)
+	s.mirror = append(s.mirror, oscEnd...)
+	s.mirror = appendTypedText(s.mirror, c.text)
+	s.mirror = append(s.mirror, mirrorC...)
 }
 
 // flushMirrorLocked hands the mirrored bytes gathered so far to the

@@ -4,7 +4,7 @@ package shellint
 // environment (BR_NONCE) and is moved into a shell variable before any user
 // file runs, so child processes never see it. Markers are:
 //
-//	C;<nonce>;<seq>        output of command <seq> starts
+//	C;<nonce>;<seq>        output starts (only with Options.LineEditing)
 //	P;Cwd=<dir>;<nonce>    working directory (value escaped as VS Code does)
 //	D;<exit>;<nonce>;<seq> command <seq> finished with <exit>
 //	A;<nonce>              prompt start: the shell waits for a line
@@ -19,24 +19,33 @@ package shellint
 // commands that read or extend it (venv's activate) see theirs.
 //
 // A command is submitted as one line the tty does not echo (the bridge
-// clears ECHO for it; the mirror shows the command text instead, mirror.go):
+// clears ECHO for it; the mirror shows the command text instead, mirror.go).
+// It inlines everything it can, because each shell function call costs
+// microseconds (see docs/terminal-speed.md):
 //
-//	 __br_go <seq> $'<text>' <lastarg>;builtin eval -- "$__br_c";__br_fin "${__br_st:-$?}" "$__br_la"
+//	 PS1="$__br_user_ps1" __br_seq=<seq> __br_st= __br_la="$_" __br_c=$'<text>';
+//	 builtin history -s -- "$__br_c";
+//	 builtin eval -- "$__br_pre$__br_c$__br_post";
+//	 __br_fin "${__br_st:-$?}" "$__br_la"
 //
-// __br_go adds the text to the history and wraps it as
+// (one line; zsh: print -s, and $_ comes from __br_la, since zsh's hooks
+// overwrite it). PS1 is the user's again while the command runs. The eval'd
+// string is
 //
 //	__br_rs "$__br_ec" "$__br_la";<text>
-//	__br_st=$? __br_la=$_
+//	__br_st=$? __br_ps=("${PIPESTATUS[@]}") __br_la=$_
 //
 // so the text starts with the previous command's $? and $_ (zsh sets $_ to
-// eval's argument otherwise) and its own $? and $_ are captured, not the
-// machinery's; then it prints C. eval runs the text at top level, so
-// variables, functions, traps, options and jobs land in the shell itself.
-// A syntax error stops eval before the capture and eval's own status (2 in
-// bash, 1 in zsh) stands. __br_fin re-arms the hooks (the command may have
-// replaced PROMPT_COMMAND/precmd_functions) and hands $? and, as its last
-// argument, $_ on. A text too long for one tty line (canonical mode keeps
-// 4095 bytes) is written to a file that __br_go reads instead of $'<text>'.
+// eval's argument otherwise) and its own $?, PIPESTATUS and $_ are
+// captured, not the machinery's. A text that reads PIPESTATUS also gets
+// $__br_pp in front, a pipeline of __br_rs rebuilding the last one. eval
+// runs the text at top level, so variables, functions, traps, options and
+// jobs land in the shell itself. A syntax error stops eval before the
+// capture and eval's own status (2 in bash, 1 in zsh) stands. __br_fin
+// re-arms the hooks (the command may have replaced PROMPT_COMMAND or
+// precmd_functions) and hands $? and, as its last argument, $_ on. A text
+// too long for one tty line (canonical mode keeps 4095 bytes) is written
+// to a file and read by __br_rd instead of $'<text>'.
 // The cwd is baked into P escaped so that no character in it can end or
 // split the marker.
 
@@ -52,6 +61,7 @@ __br_seq=""
 __br_ec=0
 __br_st=""
 __br_ps=()
+__br_pp=""
 __br_la=""
 __br_c=""
 __br_e=""
@@ -63,7 +73,7 @@ if [[ -z "$__br_norc" && -r ~/.bashrc ]]; then builtin source ~/.bashrc; fi
 __br_rs() { builtin return "$1"; }
 # The line's last word: re-arm the hooks (the command may have replaced
 # them), hand back $? and, as the last argument, $_.
-__br_fin() { __br_arm; builtin return "$1"; }
+__br_fin() { [[ "${PROMPT_COMMAND-}" == __br_precmd ]] || __br_arm; builtin return "$1"; }
 __br_esc() {
   builtin local s="$1"
   s="${s//\\/\\x5c}"
@@ -91,7 +101,17 @@ __br_arm() {
 __br_precmd() {
   __br_ec=$?
   if [[ -n "$__br_user_pc" ]]; then __br_rs "$__br_ec"; builtin eval "$__br_user_pc"; fi
-  __br_arm
+  [[ "${PROMPT_COMMAND-}" == __br_precmd && "${#PROMPT_COMMAND[@]}" == 1 ]] || __br_arm
+  # Only a pipeline sets PIPESTATUS, and its stages fork: __br_pp rebuilds
+  # it, and the bridge puts that in front of a command only if the command
+  # reads PIPESTATUS.
+  __br_pp=""
+  if (( ${#__br_ps[@]} > 1 )); then
+    builtin local st
+    for st in "${__br_ps[@]}"; do __br_pp+="${__br_pp:+|}__br_rs $st"; done
+    __br_pp+=";"
+  fi
+  __br_ps=()
   if [[ -n "$PS1" ]]; then
     __br_user_ps1="$PS1"
     if [[ "$PS1" == '\s-\v\$ ' ]]; then __br_user_ps1='\u@\h:\w\$ '; fi
@@ -102,7 +122,7 @@ __br_precmd() {
   builtin local p
   __br_rs "$__br_ec"
   p="${__br_user_ps1@P}"
-  p="${p//[$'\001\002']/}"
+  [[ "$p" != *[$'\001\002']* ]] || p="${p//[$'\001\002']/}"
   if [[ -n "$__br_seq" ]]; then
     builtin printf '\033]633;P;Cwd=%s;%s\007\033]633;D;%s;%s;%s\007\033]633;A;%s\007%s\033]633;B\007' \
       "$__br_pcwd" "$__br_nonce" "$__br_ec" "$__br_nonce" "$__br_seq" "$__br_nonce" "$p"
@@ -112,29 +132,12 @@ __br_precmd() {
   __br_seq=""
   __br_rs "$__br_ec"
 }
-__br_go() {
-  PS1="$__br_user_ps1"
-  __br_seq="$1"
-  __br_la="$3"
-  __br_st=""
-  if [[ -n "${4-}" ]]; then
-    __br_c=""
-    IFS= builtin read -r -d '' __br_c < "$4" || :
-  else
-    __br_c="$2"
-  fi
-  builtin history -s -- "$__br_c"
-  builtin local p="" st
-  if [[ "$__br_c" == *PIPESTATUS* && "${#__br_ps[@]}" -gt 1 ]]; then
-    # Only a pipeline sets PIPESTATUS, and its stages fork: rebuild it only
-    # for a command that reads it.
-    for st in "${__br_ps[@]}"; do p+="${p:+|}__br_rs $st"; done
-    p+=";"
-  fi
-  __br_c='__br_rs "$__br_ec" "$__br_la";'"$p$__br_c"$'\n''__br_st=$? __br_ps=("${PIPESTATUS[@]}") __br_la=$_'
-  builtin printf '\033]633;C;%s;%s\007' "$__br_nonce" "$1"
-  builtin return "$__br_ec"
-}
+# __br_pre and __br_post wrap a command's text for eval: the text starts
+# with the previous command's $? and $_, and its own are captured after it.
+__br_pre='__br_rs "$__br_ec" "$__br_la";'
+__br_post=$'\n''__br_st=$? __br_ps=("${PIPESTATUS[@]}") __br_la=$_'
+# __br_rd reads a command too long for one tty line from its file.
+__br_rd() { __br_c=""; IFS= builtin read -r -d '' __br_c < "$1" || :; }
 __br_arm
 builtin set +o history
 # Readline reads input one byte per syscall and echoes each byte; without it
@@ -175,6 +178,7 @@ __br_seq=""
 __br_ec=0
 __br_st=""
 __br_ps=()
+__br_pp=""
 __br_la=""
 __br_c=""
 __br_e=""
@@ -211,6 +215,13 @@ __br_precmd() {
   RPS1=''
   RPROMPT=''
   PROMPT_EOL_MARK=''
+  __br_pp=""
+  if (( ${#__br_ps[@]} > 1 )); then
+    builtin local st
+    for st in "${__br_ps[@]}"; do __br_pp+="${__br_pp:+|}__br_rs $st"; done
+    __br_pp+=";"
+  fi
+  __br_ps=()
   if [[ "$PWD" != "$__br_lpwd" ]]; then __br_lpwd="$PWD"; __br_esc "$PWD"; __br_pcwd="$__br_e"; fi
   builtin local p
   __br_rs "$__br_ec"
@@ -229,28 +240,9 @@ __br_arm() {
     precmd_functions=(__br_precmd_status ${precmd_functions:#__br_precmd*} __br_precmd)
   fi
 }
-__br_go() {
-  __br_arm
-  PS1="$__br_user_ps1"
-  __br_seq="$1"
-  __br_la="$3"
-  __br_st=""
-  if [[ -n "${4-}" ]]; then
-    __br_c=""
-    IFS= builtin read -r -d '' __br_c < "$4" || :
-  else
-    __br_c="$2"
-  fi
-  builtin print -s -r -- "$__br_c"
-  builtin local p="" st
-  if [[ "$__br_c" == *pipestatus* && "${#__br_ps[@]}" -gt 1 ]]; then
-    for st in "${__br_ps[@]}"; do p+="${p:+|}__br_rs $st"; done
-    p+=";"
-  fi
-  __br_c='__br_rs "$__br_ec" "$__br_la";'"$p$__br_c"$'\n''__br_st=$? __br_ps=("${pipestatus[@]}") __br_la=$_'
-  builtin printf '\033]633;C;%s;%s\007' "$__br_nonce" "$1"
-  builtin return "$__br_ec"
-}
+__br_pre='__br_rs "$__br_ec" "$__br_la";'
+__br_post=$'\n''__br_st=$? __br_ps=("${pipestatus[@]}") __br_la=$_'
+__br_rd() { __br_c=""; IFS= builtin read -r -d '' __br_c < "$1" || :; }
 __br_arm
 builtin unsetopt PROMPT_SP
 builtin setopt HIST_IGNORE_SPACE

@@ -82,3 +82,22 @@ func TestStateSurvivesBetweenCommands(t *testing.T) {
 		}
 	})
 }
+
+// TestLongCommand runs a command longer than a tty line (canonical mode
+// keeps 4095 bytes), which goes through a file, and checks that it still
+// sees and leaves the state as a short one.
+func TestLongCommand(t *testing.T) {
+	t.Parallel()
+	eachShell(t, func(t *testing.T, sh string) {
+		s := start(t, Options{Shell: sh})
+		long := strings.Repeat("x", 5000)
+		run(t, s, "true | false", RunOptions{})
+		r := run(t, s, "echo $? "+long+"; L=set; : tail-arg", RunOptions{})
+		if r.Output != "1 "+long+"\n" || exitCode(r) != "0" {
+			t.Fatalf("long command printed %d bytes %q..., exit %s", len(r.Output), r.Output[:min(20, len(r.Output))], exitCode(r))
+		}
+		if r := run(t, s, `echo "$L $_"`, RunOptions{}); r.Output != "set tail-arg\n" {
+			t.Fatalf("after the long command: %q", r.Output)
+		}
+	})
+}

@@ -12,29 +12,45 @@ const maxInlineLine = 3500
 
 // submitLine is the one line that runs command seq (see scripts.go). With
 // file set, the text is read from it. It starts with a space so zsh's
-// HIST_IGNORE_SPACE keeps it out of the history (bash's is off while the
-// machinery runs, and __br_go adds the command text itself).
-func submitLine(shellKind string, seq int, text, file string) string {
-	last := bashLastArg
-	if shellKind == "zsh" {
-		last = zshLastArg
-	}
+// HIST_IGNORE_SPACE keeps it out of the history (bash's history is off;
+// the line adds the command text itself). editing adds the C marker a line
+// editor's echo needs.
+func submitLine(shellKind string, seq int, text, file string, editing bool) string {
 	var b strings.Builder
-	b.Grow(len(text) + 128)
-	b.WriteString(" __br_go ")
+	b.Grow(len(text) + 256)
+	b.WriteString(` PS1="$__br_user_ps1" __br_seq=`)
 	b.WriteString(strconv.Itoa(seq))
-	b.WriteByte(' ')
+	b.WriteString(` __br_st=`)
+	if shellKind == "bash" {
+		// bash keeps $_ across PROMPT_COMMAND: the user's own is here.
+		b.WriteString(` __br_la="$_"`)
+	}
 	if file != "" {
-		b.WriteString("'' ")
-		b.WriteString(last)
-		b.WriteByte(' ')
+		b.WriteString(`;__br_rd `)
 		b.WriteString(shellQuote(file))
 	} else {
+		b.WriteString(` __br_c=`)
 		ansiCQuote(&b, text)
-		b.WriteByte(' ')
-		b.WriteString(last)
 	}
-	b.WriteString(`;builtin eval -- "$__br_c";__br_fin "${__br_st:-$?}" "$__br_la"` + "\r")
+	if shellKind == "bash" {
+		b.WriteString(`;builtin history -s -- "$__br_c"`)
+	} else {
+		b.WriteString(`;builtin print -s -r -- "$__br_c"`)
+	}
+	if editing {
+		b.WriteString(`;builtin printf '\033]633;C;%s;%s\007' "$__br_nonce" `)
+		b.WriteString(strconv.Itoa(seq))
+	}
+	pipes := "PIPESTATUS"
+	if shellKind == "zsh" {
+		pipes = "pipestatus"
+	}
+	if strings.Contains(text, pipes) || file != "" {
+		b.WriteString(`;builtin eval -- "$__br_pre$__br_pp$__br_c$__br_post"`)
+	} else {
+		b.WriteString(`;builtin eval -- "$__br_pre$__br_c$__br_post"`)
+	}
+	b.WriteString(`;__br_fin "${__br_st:-$?}" "$__br_la"` + "\r")
 	return b.String()
 }
 
