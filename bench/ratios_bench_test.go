@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+	"github.com/oh-bridge/oh-bridge/shellint"
 )
 
 // The issue-13 targets are ratios to a baseline measured in the same run,
@@ -93,7 +95,9 @@ func (p *barePTY) drain(b *testing.B, line string) int {
 
 // BenchmarkEchoRatios: `echo hi` through terminal/run and through
 // OpenHands' run (openhands/execute_action), each beside a bare bash PTY
-// round trip in the same loop. Targets: terminal/run ≤ 1.5x bare,
+// round trip in the same loop. Two layers in between are timed too: the
+// same shell integration driven in this process (shellint.Session.Run, no
+// JSON-RPC) and bridge/info (the JSON-RPC floor of any call). Targets: terminal/run ≤ 1.5x bare,
 // OpenHands run ≤ 1.2x terminal/run (medians).
 func BenchmarkEchoRatios(b *testing.B) {
 	p, _ := startOpenHandsBridge(b)
@@ -110,11 +114,29 @@ func BenchmarkEchoRatios(b *testing.B) {
 		p.run(b, open.TerminalID, "echo hi")
 		bare.roundTrip(b, "echo hi")
 	}
+	// The layers between: the same shell integration in this process (no
+	// JSON-RPC), and the cheapest call through the binary.
+	sess, err := shellint.Start(ctx, shellint.Options{Shell: "bash", Cwd: home, Env: map[string]string{"HOME": home}, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sess.Close()
 	n := max(b.N, 300)
 	lat, oh, base := make([]time.Duration, n), make([]time.Duration, n), make([]time.Duration, n)
+	inproc, info := make([]time.Duration, n), make([]time.Duration, n)
 	b.ResetTimer()
 	for i := range n {
 		t := time.Now()
+		if r, err := sess.Run(ctx, "echo hi", shellint.RunOptions{}); err != nil || r.Output != "hi\n" {
+			b.Fatalf("in-process run: %+v %v", r, err)
+		}
+		inproc[i] = time.Since(t)
+		t = time.Now()
+		if err := p.client.Call(ctx, "bridge/info", nil, nil); err != nil {
+			b.Fatal(err)
+		}
+		info[i] = time.Since(t)
+		t = time.Now()
 		if got := bare.roundTrip(b, "echo hi"); !bytes.Contains(got, []byte("hi\r\n")) {
 			b.Fatalf("bare PTY: %q", got)
 		}
@@ -133,6 +155,8 @@ func BenchmarkEchoRatios(b *testing.B) {
 	b.StopTimer()
 	bm, rm, om := percentile(base, 0.5), percentile(lat, 0.5), percentile(oh, 0.5)
 	b.ReportMetric(us(bm), "bare-pty-p50-µs")
+	b.ReportMetric(us(percentile(inproc, 0.5)), "in-process-p50-µs")
+	b.ReportMetric(us(percentile(info, 0.5)), "bridge-info-p50-µs")
 	b.ReportMetric(us(rm), "run-p50-µs")
 	b.ReportMetric(us(om), "openhands-p50-µs")
 	b.ReportMetric(float64(rm)/float64(bm), "run/bare")

@@ -98,6 +98,10 @@ __br_arm() {
   builtin unset PROMPT_COMMAND
   PROMPT_COMMAND=__br_precmd
 }
+# The prompt hook runs before every prompt: it is written for speed, as few
+# simple commands and function calls as it can (each costs microseconds).
+__br_D=$'\033]633;D;'
+__br_bel=$'\007'
 __br_precmd() {
   __br_ec=$?
   if [[ -n "$__br_user_pc" ]]; then __br_rs "$__br_ec"; builtin eval "$__br_user_pc"; fi
@@ -111,26 +115,18 @@ __br_precmd() {
     for st in "${__br_ps[@]}"; do __br_pp+="${__br_pp:+|}__br_rs $st"; done
     __br_pp+=";"
   fi
-  __br_ps=()
   if [[ -n "$PS1" ]]; then
     __br_user_ps1="$PS1"
-    if [[ "$PS1" == '\s-\v\$ ' ]]; then __br_user_ps1='\u@\h:\w\$ '; fi
+    [[ "$PS1" != '\s-\v\$ ' ]] || __br_user_ps1='\u@\h:\w\$ '
   fi
-  PS1=''
-  PS2=''
-  if [[ "$PWD" != "$__br_lpwd" ]]; then __br_lpwd="$PWD"; __br_esc "$PWD"; __br_pcwd="$__br_e"; fi
-  builtin local p
-  __br_rs "$__br_ec"
-  p="${__br_user_ps1@P}"
-  [[ "$p" != *[$'\001\002']* ]] || p="${p//[$'\001\002']/}"
-  if [[ -n "$__br_seq" ]]; then
-    builtin printf '\033]633;P;Cwd=%s;%s\007\033]633;D;%s;%s;%s\007\033]633;A;%s\007%s\033]633;B\007' \
-      "$__br_pcwd" "$__br_nonce" "$__br_ec" "$__br_nonce" "$__br_seq" "$__br_nonce" "$p"
-  else
-    builtin printf '\033]633;P;Cwd=%s;%s\007\033]633;A;%s\007%s\033]633;B\007' "$__br_pcwd" "$__br_nonce" "$__br_nonce" "$p"
-  fi
+  [[ "$PWD" == "$__br_lpwd" ]] || { __br_lpwd="$PWD"; __br_esc "$PWD"; __br_pcwd="$__br_e"; }
+  [[ "$__br_user_ps1" != *'$?'* ]] || __br_rs "$__br_ec"
+  __br_p="${__br_user_ps1@P}" PS1='' PS2='' __br_ps=()
+  [[ "$__br_p" != *[$'\001\002']* ]] || __br_p="${__br_p//[$'\001\002']/}"
+  builtin printf '\033]633;P;Cwd=%s;%s\007%s\033]633;A;%s\007%s\033]633;B\007' "$__br_pcwd" "$__br_nonce" \
+    "${__br_seq:+$__br_D$__br_ec;$__br_nonce;$__br_seq$__br_bel}" "$__br_nonce" "$__br_p"
   __br_seq=""
-  __br_rs "$__br_ec"
+  builtin return "$__br_ec"
 }
 # __br_pre and __br_post wrap a command's text for eval: the text starts
 # with the previous command's $? and $_, and its own are captured after it.
