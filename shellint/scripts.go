@@ -141,10 +141,6 @@ builtin set +o history
 if [[ -z "$__br_editing" ]]; then builtin set +o emacs +o vi; fi
 `
 
-// bashLastArg is the word of the submitted line that carries $_ over:
-// bash keeps $_ across PROMPT_COMMAND, so the user's own is still there.
-const bashLastArg = `"$_"`
-
 // zsh reads $ZDOTDIR/.zshenv then $ZDOTDIR/.zshrc; ZDOTDIR points at our
 // directory and each file sources the user's own first (from the user's
 // ZDOTDIR or HOME), then hands ZDOTDIR back so nested zsh processes behave
@@ -245,10 +241,6 @@ builtin setopt HIST_IGNORE_SPACE
 # See the bash script: the line editor costs a syscall per submitted byte.
 if [[ -z "$__br_editing" ]]; then builtin unsetopt ZLE; fi
 `
-
-// zshLastArg: zsh's hooks overwrite $_ before the next line is read, so the
-// value the command's own capture saved is passed on instead.
-const zshLastArg = `"$__br_la"`
 
 // fallbackScript runs one command with `bash -c` when the interactive
 // integration cannot be brought up. cwd and exported variables are carried
