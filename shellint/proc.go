@@ -231,3 +231,33 @@ func readStat(pid int) (procStat, error) {
 	sess, _ := strconv.Atoi(f[3])
 	return procStat{state: f[0], pgrp: pg, session: sess}, nil
 }
+
+// setEcho turns the terminal's echo of typed input on or off. Termios
+// requests on the master act on the terminal the shell holds.
+func (p *ptyProc) setEcho(on bool) error {
+	rc, err := p.f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var ioErr error
+	err = rc.Control(func(fd uintptr) {
+		t, err := unix.IoctlGetTermios(int(fd), unix.TCGETS)
+		if err != nil {
+			ioErr = err
+			return
+		}
+		if (t.Lflag&unix.ECHO != 0) == on {
+			return
+		}
+		if on {
+			t.Lflag |= unix.ECHO
+		} else {
+			t.Lflag &^= unix.ECHO
+		}
+		ioErr = unix.IoctlSetTermios(int(fd), unix.TCSETS, t)
+	})
+	if err != nil {
+		return err
+	}
+	return ioErr
+}

@@ -4,20 +4,50 @@ package shellint
 // environment (BR_NONCE) and is moved into a shell variable before any user
 // file runs, so child processes never see it. Markers are:
 //
-//	C;<nonce>;<seq>        output of command <seq> starts
+//	C;<nonce>;<seq>        output starts (only with Options.LineEditing)
 //	P;Cwd=<dir>;<nonce>    working directory (value escaped as VS Code does)
 //	D;<exit>;<nonce>;<seq> command <seq> finished with <exit>
-//	A;<nonce>              prompt start (shell ready), inside PS1
+//	A;<nonce>              prompt start: the shell waits for a line
+//	B                      prompt end
 //
-// A command is submitted as one line that sources a file:
+// The last prompt hook prints P, D, A, the user's prompt (expanded by the
+// shell: bash ${PS1@P}, zsh ${(%%)PS1}) and B in one write, and leaves PS1
+// empty. One write means the end of a command and the prompt reach the
+// bridge together, after every other hook ran; an empty PS1 means the
+// prompt bash shows after a syntax error (decoded before the hooks ran)
+// cannot lack the markers. While a command runs PS1 is the user's again, so
+// commands that read or extend it (venv's activate) see theirs.
 //
-//	__br_go <seq>;builtin . "$__br_dir/c<seq>";__br_fin
+// A command is submitted as one line the tty does not echo (the bridge
+// clears ECHO for it; the mirror shows the command text instead, mirror.go).
+// It inlines everything it can, because each shell function call costs
+// microseconds (see docs/terminal-speed.md):
 //
-// __br_fin emits P and D when the file finishes. If Ctrl-C aborts the line,
-// __br_fin never runs and the prompt hook emits them instead, with $? = 130.
-// Both re-install the hook and the prompt so a command or rc file that
-// replaces PROMPT_COMMAND/PS1 (venv, starship, a custom PS1) cannot silence
-// the markers for the next command.
+//	 PS1="$__br_user_ps1" __br_seq=<seq> __br_st= __br_la="$_" __br_c=$'<text>';
+//	 builtin history -s -- "$__br_c";
+//	 builtin eval -- "$__br_pre$__br_c$__br_post";
+//	 __br_fin "${__br_st:-$?}" "$__br_la"
+//
+// (one line; zsh: print -s, and $_ comes from __br_la, since zsh's hooks
+// overwrite it). PS1 is the user's again while the command runs. The eval'd
+// string is
+//
+//	__br_rs "$__br_ec" "$__br_la";<text>
+//	__br_st=$? __br_ps=("${PIPESTATUS[@]}") __br_la=$_
+//
+// so the text starts with the previous command's $? and $_ (zsh sets $_ to
+// eval's argument otherwise) and its own $?, PIPESTATUS and $_ are
+// captured, not the machinery's. A text that reads PIPESTATUS also gets
+// $__br_pp in front, a pipeline of __br_rs rebuilding the last one. eval
+// runs the text at top level, so variables, functions, traps, options and
+// jobs land in the shell itself. A syntax error stops eval before the
+// capture and eval's own status (2 in bash, 1 in zsh) stands. __br_fin
+// re-arms the hooks (the command may have replaced PROMPT_COMMAND or
+// precmd_functions) and hands $? and, as its last argument, $_ on. A text
+// too long for one tty line (canonical mode keeps 4095 bytes) is written
+// to a file and read by __br_rd instead of $'<text>'.
+// The cwd is baked into P escaped so that no character in it can end or
+// split the marker.
 
 const bashIntegration = `# oh-bridge shell integration for bash. Generated; removed with the terminal.
 if [[ -n "${__br_loaded:-}" ]]; then builtin return; fi
@@ -28,23 +58,35 @@ __br_dir="${BR_DIR:-}"
 __br_editing="${BR_EDITING:-}"
 builtin unset BR_NONCE BR_NORC BR_DIR BR_EDITING
 __br_seq=""
+__br_ec=0
+__br_st=""
+__br_ps=()
+__br_pp=""
+__br_la=""
+__br_c=""
+__br_e=""
 __br_user_pc=""
-__br_in_precmd=""
+__br_user_ps1=""
+__br_lpwd=""
+__br_pcwd=""
 if [[ -z "$__br_norc" && -r ~/.bashrc ]]; then builtin source ~/.bashrc; fi
-__br_status() { builtin return "$1"; }
-__br_cwd() {
-  builtin local s="$PWD"
-  s="${s//\\/\\\\}"
+__br_rs() { builtin return "$1"; }
+# The line's last word: re-arm the hooks (the command may have replaced
+# them), hand back $? and, as the last argument, $_.
+__br_fin() { [[ "${PROMPT_COMMAND-}" == __br_precmd ]] || __br_arm; builtin return "$1"; }
+__br_esc() {
+  builtin local s="$1"
+  s="${s//\\/\\x5c}"
   s="${s//;/\\x3b}"
+  s="${s//\$/\\x24}"
+  s="${s//$'\x60'/\\x60}"
+  s="${s//\%/\\x25}"
+  s="${s//\!/\\x21}"
   s="${s//$'\a'/\\x07}"
   s="${s//$'\e'/\\x1b}"
   s="${s//$'\n'/\\x0a}"
-  builtin printf '\033]633;P;Cwd=%s;%s\007' "$s" "$__br_nonce"
-}
-__br_end() {
-  __br_cwd
-  builtin printf '\033]633;D;%s;%s;%s\007' "$1" "$__br_nonce" "$__br_seq"
-  __br_seq=""
+  s="${s//$'\r'/\\x0d}"
+  __br_e="$s"
 }
 __br_arm() {
   builtin local e pc=""
@@ -56,29 +98,42 @@ __br_arm() {
   builtin unset PROMPT_COMMAND
   PROMPT_COMMAND=__br_precmd
 }
+# The prompt hook runs before every prompt: it is written for speed, as few
+# simple commands and function calls as it can (each costs microseconds).
+__br_D=$'\033]633;D;'
+__br_bel=$'\007'
 __br_precmd() {
-  builtin local ec=$?
-  if [[ -n "$__br_in_precmd" ]]; then builtin return "$ec"; fi
-  __br_in_precmd=1
-  if [[ -n "$__br_seq" ]]; then __br_end "$ec"; fi
-  if [[ -n "$__br_user_pc" ]]; then __br_status "$ec"; builtin eval "$__br_user_pc"; fi
-  __br_arm
-  __br_cwd
-  PS1='\[\033]633;A;'"$__br_nonce"'\007\]\$ \[\033]633;B\007\]'
-  PS2=''
-  __br_in_precmd=""
+  __br_ec=$?
+  if [[ -n "$__br_user_pc" ]]; then __br_rs "$__br_ec"; builtin eval "$__br_user_pc"; fi
+  [[ "${PROMPT_COMMAND-}" == __br_precmd && "${#PROMPT_COMMAND[@]}" == 1 ]] || __br_arm
+  # Only a pipeline sets PIPESTATUS, and its stages fork: __br_pp rebuilds
+  # it, and the bridge puts that in front of a command only if the command
+  # reads PIPESTATUS.
+  __br_pp=""
+  if (( ${#__br_ps[@]} > 1 )); then
+    builtin local st
+    for st in "${__br_ps[@]}"; do __br_pp+="${__br_pp:+|}__br_rs $st"; done
+    __br_pp+=";"
+  fi
+  if [[ -n "$PS1" ]]; then
+    __br_user_ps1="$PS1"
+    [[ "$PS1" != '\s-\v\$ ' ]] || __br_user_ps1='\u@\h:\w\$ '
+  fi
+  [[ "$PWD" == "$__br_lpwd" ]] || { __br_lpwd="$PWD"; __br_esc "$PWD"; __br_pcwd="$__br_e"; }
+  [[ "$__br_user_ps1" != *'$?'* ]] || __br_rs "$__br_ec"
+  __br_p="${__br_user_ps1@P}" PS1='' PS2='' __br_ps=()
+  [[ "$__br_p" != *[$'\001\002']* ]] || __br_p="${__br_p//[$'\001\002']/}"
+  builtin printf '\033]633;P;Cwd=%s;%s\007%s\033]633;A;%s\007%s\033]633;B\007' "$__br_pcwd" "$__br_nonce" \
+    "${__br_seq:+$__br_D$__br_ec;$__br_nonce;$__br_seq$__br_bel}" "$__br_nonce" "$__br_p"
+  __br_seq=""
+  builtin return "$__br_ec"
 }
-__br_go() {
-  __br_arm
-  __br_seq="$1"
-  builtin printf '\033]633;C;%s;%s\007' "$__br_nonce" "$1"
-}
-__br_fin() {
-  builtin local ec=$?
-  __br_arm
-  __br_end "$ec"
-  builtin return "$ec"
-}
+# __br_pre and __br_post wrap a command's text for eval: the text starts
+# with the previous command's $? and $_, and its own are captured after it.
+__br_pre='__br_rs "$__br_ec" "$__br_la";'
+__br_post=$'\n''__br_st=$? __br_ps=("${PIPESTATUS[@]}") __br_la=$_'
+# __br_rd reads a command too long for one tty line from its file.
+__br_rd() { __br_c=""; IFS= builtin read -r -d '' __br_c < "$1" || :; }
 __br_arm
 builtin set +o history
 # Readline reads input one byte per syscall and echoes each byte; without it
@@ -113,47 +168,73 @@ fi
 if [[ -z "$__br_norc" && -r "${__br_user_zdot}/.zshrc" ]]; then builtin source "${__br_user_zdot}/.zshrc"; fi
 __br_seq=""
 __br_ec=0
-__br_cwd() {
-  builtin local s="$PWD"
-  s="${s//\\/\\\\}"
+__br_st=""
+__br_ps=()
+__br_pp=""
+__br_la=""
+__br_c=""
+__br_e=""
+__br_user_ps1=""
+__br_lpwd=""
+__br_pcwd=""
+__br_rs() { builtin return "$1"; }
+# The line's last word: re-arm the hooks (the command may have replaced
+# them), hand back $? and, as the last argument, $_.
+__br_fin() { __br_arm; builtin return "$1"; }
+__br_esc() {
+  builtin local s="$1"
+  s="${s//\\/\\x5c}"
   s="${s//;/\\x3b}"
+  s="${s//\$/\\x24}"
+  s="${s//$'\x60'/\\x60}"
+  s="${s//\%/\\x25}"
+  s="${s//\!/\\x21}"
   s="${s//$'\a'/\\x07}"
   s="${s//$'\e'/\\x1b}"
   s="${s//$'\n'/\\x0a}"
-  builtin printf '\033]633;P;Cwd=%s;%s\007' "$s" "$__br_nonce"
+  s="${s//$'\r'/\\x0d}"
+  __br_e="$s"
 }
-__br_end() {
-  __br_cwd
-  builtin printf '\033]633;D;%s;%s;%s\007' "$1" "$__br_nonce" "$__br_seq"
-  __br_seq=""
-}
-# First hook: remember $? before other hooks run. Last hook: markers + prompt.
+# First hook: remember $? before other hooks run. Last hook: the prompt.
 __br_precmd_status() { __br_ec=$?; }
 __br_precmd() {
-  if [[ -n "$__br_seq" ]]; then __br_end "$__br_ec"; fi
-  __br_cwd
-  PS1=$'%{\033]633;A;'"$__br_nonce"$'\007%}%# %{\033]633;B\007%}'
+  if [[ -n "$PS1" ]]; then
+    __br_user_ps1="$PS1"
+    if [[ "$PS1" == '%m%# ' ]]; then __br_user_ps1='%n@%m:%~%# '; fi
+  fi
+  PS1=''
   PS2=''
   RPS1=''
   RPROMPT=''
   PROMPT_EOL_MARK=''
+  __br_pp=""
+  if (( ${#__br_ps[@]} > 1 )); then
+    builtin local st
+    for st in "${__br_ps[@]}"; do __br_pp+="${__br_pp:+|}__br_rs $st"; done
+    __br_pp+=";"
+  fi
+  __br_ps=()
+  if [[ "$PWD" != "$__br_lpwd" ]]; then __br_lpwd="$PWD"; __br_esc "$PWD"; __br_pcwd="$__br_e"; fi
+  builtin local p
+  __br_rs "$__br_ec"
+  p="${(%%)__br_user_ps1}"
+  if [[ -n "$__br_seq" ]]; then
+    builtin printf '\033]633;P;Cwd=%s;%s\007\033]633;D;%s;%s;%s\007\033]633;A;%s\007%s\033]633;B\007' \
+      "$__br_pcwd" "$__br_nonce" "$__br_ec" "$__br_nonce" "$__br_seq" "$__br_nonce" "$p"
+  else
+    builtin printf '\033]633;P;Cwd=%s;%s\007\033]633;A;%s\007%s\033]633;B\007' "$__br_pcwd" "$__br_nonce" "$__br_nonce" "$p"
+  fi
+  __br_seq=""
+  __br_rs "$__br_ec"
 }
 __br_arm() {
   if [[ "${precmd_functions[1]-}" != __br_precmd_status || "${precmd_functions[-1]-}" != __br_precmd ]]; then
     precmd_functions=(__br_precmd_status ${precmd_functions:#__br_precmd*} __br_precmd)
   fi
 }
-__br_go() {
-  __br_arm
-  __br_seq="$1"
-  builtin printf '\033]633;C;%s;%s\007' "$__br_nonce" "$1"
-}
-__br_fin() {
-  builtin local ec=$?
-  __br_arm
-  __br_end "$ec"
-  builtin return "$ec"
-}
+__br_pre='__br_rs "$__br_ec" "$__br_la";'
+__br_post=$'\n''__br_st=$? __br_ps=("${pipestatus[@]}") __br_la=$_'
+__br_rd() { __br_c=""; IFS= builtin read -r -d '' __br_c < "$1" || :; }
 __br_arm
 builtin unsetopt PROMPT_SP
 builtin setopt HIST_IGNORE_SPACE

@@ -150,7 +150,7 @@ type command struct {
 	seq        int
 	text       string
 	file       string
-	started    bool // C seen (or fallback process started)
+	started    bool // its output counts (line submitted, or fallback process started)
 	done       bool
 	exitCode   int
 	reason     string
@@ -177,25 +177,29 @@ type Session struct {
 
 	writeMu sync.Mutex // one writer at a time, so input is not interleaved
 
-	mu       sync.Mutex
-	changed  chan struct{} // closed and replaced on every state change
-	state    State
-	mode     Mode
-	cwd      string
-	cols     int
-	rows     int
-	proc     *ptyProc // the shell (integrated/norc); the current command's process (fallback)
-	ready    bool
-	scan     markScanner
-	seq      int
-	cur      *command
-	cmds     []*command
-	offset   int64
-	subs     []*subscriber
-	reserved bool
-	closed   bool
-	status   int // shell's exit status once dead
-	closeWG  sync.WaitGroup
+	mu      sync.Mutex
+	changed chan struct{} // closed and replaced on every state change
+	state   State
+	mode    Mode
+	cwd     string
+	cols    int
+	rows    int
+	proc    *ptyProc // the shell (integrated/norc); the current command's process (fallback)
+	ready   bool
+	scan    markScanner
+	mirror  []byte // mirrored bytes not yet handed to subscribers (mirror.go)
+	// promptPending: a command ended (D) and the prompt after it (A) has
+	// not been read yet.
+	promptPending bool
+	seq           int
+	cur           *command
+	cmds          []*command
+	offset        int64
+	subs          []*subscriber
+	reserved      bool
+	closed        bool
+	status        int // shell's exit status once dead
+	closeWG       sync.WaitGroup
 }
 
 // Start opens a terminal and waits until its shell is ready (or the
@@ -531,12 +535,19 @@ func (s *Session) onData(p *ptyProc, b []byte) {
 	if p != s.proc && (s.cur == nil || s.cur.proc != p) {
 		return // an abandoned startup attempt
 	}
-	s.publishOutputLocked(b)
 	if s.mode == ModeFallback {
+		s.mirrorTextLocked(b)
+		s.flushMirrorLocked()
 		s.commandTextLocked(b)
 		return
 	}
-	s.scan.feed(b, s.commandTextLocked, s.onMarkLocked)
+	s.scan.feed(b, s.onTextLocked, s.onMarkLocked)
+	s.flushMirrorLocked()
+}
+
+func (s *Session) onTextLocked(b []byte) {
+	s.mirrorTextLocked(b)
+	s.commandTextLocked(b)
 }
 
 func (s *Session) commandTextLocked(b []byte) {
@@ -550,28 +561,37 @@ func (s *Session) commandTextLocked(b []byte) {
 
 func (s *Session) onMarkLocked(m mark) {
 	if !s.markIsOurs(m) {
-		s.commandTextLocked(m.raw)
+		s.onTextLocked(m.raw)
 		return
 	}
+	s.mirrorMarkLocked(m)
 	switch m.code {
 	case "A":
 		if !s.ready {
 			s.ready = true
 			s.broadcastLocked()
 		}
-	case "C":
-		if c := s.cur; c != nil && !c.started && m.args[1] == strconv.Itoa(c.seq) {
-			c.started = true
+		if s.promptPending {
+			// The prompt that follows the last D: the shell now reads.
+			s.promptPending = false
 			s.broadcastLocked()
+		} else if c := s.cur; c != nil && !c.done && c.proc == nil {
+			// A new prompt and no D: the shell never ran the line (Ctrl-C
+			// at the prompt flushed it, or the machinery was removed).
+			s.finishLocked(c, 130, "exited")
 		}
 	case "P":
 		k, v, _ := strings.Cut(strings.Join(m.args[:len(m.args)-1], ";"), "=")
 		if k == "Cwd" {
 			s.cwd = decodeMarkValue(v)
 		}
+	case "C":
+		if c := s.cur; c != nil && !c.started && m.args[1] == strconv.Itoa(c.seq) {
+			c.started = true
+		}
 	case "D":
 		c := s.cur
-		if c == nil || !c.started || m.args[2] != strconv.Itoa(c.seq) {
+		if c == nil || m.args[2] != strconv.Itoa(c.seq) {
 			return
 		}
 		ec, err := strconv.Atoi(m.args[0])
@@ -579,6 +599,7 @@ func (s *Session) onMarkLocked(m mark) {
 			ec = -1
 		}
 		s.finishLocked(c, ec, "exited")
+		s.promptPending = true
 	}
 }
 
@@ -659,6 +680,7 @@ func (s *Session) broadcastLocked() {
 }
 
 func (s *Session) setStateLocked(st State, c *command, reason string) {
+	s.flushMirrorLocked()
 	s.state = st
 	ev := &StateEvent{State: st, Name: s.name, Mode: s.mode, Cwd: s.cwd, Reason: reason}
 	if c != nil {
@@ -676,18 +698,6 @@ func (s *Session) setStateLocked(st State, c *command, reason string) {
 		sub.push(Event{TerminalID: s.id, State: ev})
 	}
 	s.broadcastLocked()
-}
-
-func (s *Session) publishOutputLocked(b []byte) {
-	off := s.offset
-	s.offset += int64(len(b))
-	if len(s.subs) == 0 {
-		return
-	}
-	data := append([]byte(nil), b...)
-	for _, sub := range s.subs {
-		sub.push(Event{TerminalID: s.id, Output: &OutputEvent{Offset: off, Data: data}})
-	}
 }
 
 // Subscribe delivers this terminal's raw output and state changes to fn,
@@ -744,6 +754,18 @@ func (s *Session) submit(text, cwd string, reserved bool) (*command, error) {
 	deadline := time.Now().Add(fgSettleTimeout)
 	for {
 		s.mu.Lock()
+		if s.promptPending && time.Now().Before(deadline) {
+			// D came, its prompt not yet: a line sent now could be taken
+			// for one the prompt flushed. They share a write; this wait is
+			// for the rare read that splits them.
+			ch := s.changed
+			s.mu.Unlock()
+			select {
+			case <-ch:
+			case <-time.After(time.Until(deadline)):
+			}
+			continue
+		}
 		err := s.checkSubmitLocked(reserved)
 		if err == nil {
 			break
@@ -764,16 +786,28 @@ func (s *Session) submit(text, cwd string, reserved bool) (*command, error) {
 		cook:  newCooker(),
 		file:  filepath.Join(s.runDir, "c"+strconv.Itoa(s.seq)),
 	}
-	body := text
-	if !strings.HasSuffix(body, "\n") {
-		body += "\n"
-	}
+	runText := text
 	if cwd != "" {
-		body = "builtin cd -- " + shellQuote(cwd) + " || builtin return\n" + body
+		runText = cdPrefixed(cwd, text)
 	}
-	if err := os.WriteFile(c.file, []byte(body), 0o600); err != nil {
-		s.mu.Unlock()
-		return nil, fmt.Errorf("write command file in %s: %w", s.runDir, err)
+	var line string
+	if s.mode != ModeFallback {
+		line = submitLine(s.shellKind, c.seq, runText, "", s.opts.LineEditing)
+		if len(line) > maxInlineLine {
+			line = submitLine(s.shellKind, c.seq, "", c.file, s.opts.LineEditing)
+		} else {
+			c.file = ""
+		}
+	}
+	if c.file != "" {
+		body := runText
+		if !strings.HasSuffix(body, "\n") && s.mode == ModeFallback {
+			body += "\n"
+		}
+		if err := os.WriteFile(c.file, []byte(body), 0o600); err != nil {
+			s.mu.Unlock()
+			return nil, fmt.Errorf("write command file in %s: %w", s.runDir, err)
+		}
 	}
 	s.cur = c
 	s.reserved = false
@@ -782,6 +816,15 @@ func (s *Session) submit(text, cwd string, reserved bool) (*command, error) {
 		s.cmds = s.cmds[1:]
 	}
 	s.setStateLocked(StateRunning, c, "")
+	if s.mode != ModeFallback {
+		// Everything the shell prints from now on is the command's: the
+		// line itself is not echoed. The mirror shows it as typed, before
+		// any of its output can arrive.
+		// A line editor echoes the line itself; then C marks the start.
+		c.started = !s.opts.LineEditing
+		s.mirrorCommandLocked(c)
+		s.flushMirrorLocked()
+	}
 	mode, shell := s.mode, s.proc
 	s.mu.Unlock()
 
@@ -791,9 +834,13 @@ func (s *Session) submit(text, cwd string, reserved bool) (*command, error) {
 		}
 		return c, nil
 	}
-	// Readline reads the line one byte per syscall, so keep it short: the
-	// run directory is in $__br_dir (set by the integration script).
-	line := fmt.Sprintf(" __br_go %d;builtin . \"$__br_dir/c%d\";__br_fin\r", c.seq, c.seq)
+	// The tty would echo the line as it takes it; the person watching the
+	// mirror sees the command text instead (mirror.go). ECHO comes back on
+	// with the next input sent to the terminal (SendInput): turning it on
+	// any earlier could race the line discipline still taking this line.
+	if err := shell.setEcho(false); err != nil {
+		s.log.Debug("could not turn terminal echo off", "error", err)
+	}
 	if err := s.writeInput(shell, []byte(line)); err != nil {
 		// The shell may still read the line later; leave the command
 		// running so it can be polled or interrupted.
@@ -1024,7 +1071,7 @@ type escalationStep struct {
 
 func (s *Session) interrupt(ctx context.Context, c *command, reason string, hard bool) (*Result, error) {
 	steps := []escalationStep{
-		{"ctrl_c", func(c *command) { _ = s.writeInput(s.procFor(c), []byte{0x03}) }, s.opts.InterruptGrace},
+		{"ctrl_c", func(c *command) { s.typeInput(s.procFor(c), []byte{0x03}) }, s.opts.InterruptGrace},
 		{"sigterm", func(c *command) { s.signalCommand(c, unix.SIGTERM) }, s.opts.TermGrace},
 		{"sigkill", func(c *command) { s.signalCommand(c, unix.SIGKILL) }, killGrace},
 	}
@@ -1190,6 +1237,17 @@ func (s *Session) SendInput(ctx context.Context, data []byte) error {
 	s.mu.Unlock()
 	if p == nil {
 		return &NotRunningError{TerminalID: s.id}
+	}
+	return s.typeInput(p, data)
+}
+
+// typeInput writes keystrokes with the terminal's echo on, as a person's
+// typing is (the echo is off only while the shell takes a submitted line).
+func (s *Session) typeInput(p *ptyProc, data []byte) error {
+	if p != nil && s.Mode() != ModeFallback {
+		if err := p.setEcho(true); err != nil {
+			s.log.Debug("could not turn terminal echo on", "error", err)
+		}
 	}
 	return s.writeInput(p, data)
 }

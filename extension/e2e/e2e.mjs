@@ -159,6 +159,12 @@ async function main() {
 
     const terminalText = await terminalShows(page, 'e2e-output-42', 'the agent terminal');
     check('the agent terminal shows the command output', terminalText.includes('e2e-output-42'), terminalText.slice(0, 500));
+    // What a person would have seen typing it: a prompt, the command, its
+    // output; nothing of the bridge's submission machinery.
+    const typed = terminalText.indexOf('echo e2e-output-$((6*7))');
+    check('the agent terminal shows the command, then its output', typed >= 0 && terminalText.indexOf('e2e-output-42', typed + 'echo e2e-output-$((6*7))'.length) > typed, terminalText.slice(0, 500));
+    check('the agent terminal shows a prompt before the command', typed > 0 && /[$#%]\s*$/.test(terminalText.slice(0, typed)), terminalText.slice(0, 500));
+    check('the agent terminal shows none of the submission machinery', !terminalText.includes('__br_'), terminalText.slice(0, 500));
     const tabs = await page.locator('.terminal-tabs-entry, .single-terminal-tab, .terminal-tab').allInnerTexts().catch(() => []);
     check('the agent terminal is named "OpenHands: agent"', (await page.content()).includes('OpenHands: agent'), tabs.join(' | '));
 

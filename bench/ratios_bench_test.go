@@ -1,0 +1,271 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+	"github.com/oh-bridge/oh-bridge/shellint"
+)
+
+// The issue-13 targets are ratios to a baseline measured in the same run,
+// interleaved with the measured calls so both see the same machine load.
+
+// barePTY is a bash with no rc files in a PTY, line editing off as in the
+// bridge's terminals, and a prompt no output can contain. A round trip is
+// writing "echo hi\r" and reading until the next prompt: the floor of any
+// command run through an interactive shell.
+type barePTY struct {
+	f   *os.File
+	buf []byte
+}
+
+const barePrompt = "\x1b]9999;ready\x07"
+
+func startBarePTY(b *testing.B, home string) *barePTY {
+	cmd := exec.Command("bash", "--norc", "--noprofile", "-i")
+	cmd.Env = append(os.Environ(), "HOME="+home, "PS1="+barePrompt, "PROMPT_COMMAND=")
+	f, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 250, Rows: 50})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { f.Close(); cmd.Process.Kill(); cmd.Wait() })
+	p := &barePTY{f: f, buf: make([]byte, 32<<10)}
+	p.readPrompt(b) // the first prompt, so each round trip reads its own
+	p.roundTrip(b, "set +o emacs +o vi")
+	return p
+}
+
+func (p *barePTY) readPrompt(b *testing.B) {
+	var got []byte
+	for !bytes.HasSuffix(got, []byte(barePrompt)) {
+		n, err := p.f.Read(p.buf)
+		if err != nil {
+			b.Fatal(err)
+		}
+		got = append(got, p.buf[:n]...)
+	}
+}
+
+// roundTrip sends line and reads until the prompt that follows it.
+func (p *barePTY) roundTrip(b *testing.B, line string) []byte {
+	if _, err := p.f.Write([]byte(line + "\r")); err != nil {
+		b.Fatal(err)
+	}
+	var got []byte
+	for !bytes.HasSuffix(got, []byte(barePrompt)) {
+		n, err := p.f.Read(p.buf)
+		if err != nil {
+			b.Fatal(err)
+		}
+		got = append(got, p.buf[:n]...)
+	}
+	return got
+}
+
+// drain sends line and reads until the prompt that follows it, keeping
+// only a count and the last bytes: a plain read loop.
+func (p *barePTY) drain(b *testing.B, line string) int {
+	if _, err := p.f.Write([]byte(line + "\r")); err != nil {
+		b.Fatal(err)
+	}
+	total := 0
+	var tail []byte
+	for !bytes.HasSuffix(tail, []byte(barePrompt)) {
+		n, err := p.f.Read(p.buf)
+		if err != nil {
+			b.Fatal(err)
+		}
+		total += n
+		tail = append(tail, p.buf[:n]...)
+		if len(tail) > 64 {
+			tail = tail[len(tail)-64:]
+		}
+	}
+	return total
+}
+
+// BenchmarkEchoRatios: `echo hi` through terminal/run and through
+// OpenHands' run (openhands/execute_action), each beside a bare bash PTY
+// round trip in the same loop. Two layers in between are timed too: the
+// same shell integration driven in this process (shellint.Session.Run, no
+// JSON-RPC) and bridge/info (the JSON-RPC floor of any call). Targets: terminal/run ≤ 1.5x bare,
+// OpenHands run ≤ 1.2x terminal/run (medians).
+func BenchmarkEchoRatios(b *testing.B) {
+	p, _ := startOpenHandsBridge(b)
+	home := b.TempDir()
+	bare := startBarePTY(b, home)
+	ctx := context.Background()
+	var open struct{ TerminalID string }
+	if err := p.client.Call(ctx, "terminal/open", map[string]any{"shell": "bash"}, &open); err != nil {
+		b.Fatal(err)
+	}
+	action := map[string]any{"action": "run", "args": map[string]any{"command": "echo hi"}}
+	executeAction(b, p, action) // start the agent shell
+	for range 20 {
+		p.run(b, open.TerminalID, "echo hi")
+		bare.roundTrip(b, "echo hi")
+	}
+	// The layers between: the same shell integration in this process (no
+	// JSON-RPC), and the cheapest call through the binary.
+	sess, err := shellint.Start(ctx, shellint.Options{Shell: "bash", Cwd: home, Env: map[string]string{"HOME": home}, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sess.Close()
+	n := max(b.N, 300)
+	lat, oh, base := make([]time.Duration, n), make([]time.Duration, n), make([]time.Duration, n)
+	inproc, info := make([]time.Duration, n), make([]time.Duration, n)
+	b.ResetTimer()
+	for i := range n {
+		t := time.Now()
+		if r, err := sess.Run(ctx, "echo hi", shellint.RunOptions{}); err != nil || r.Output != "hi\n" {
+			b.Fatalf("in-process run: %+v %v", r, err)
+		}
+		inproc[i] = time.Since(t)
+		t = time.Now()
+		if err := p.client.Call(ctx, "bridge/info", nil, nil); err != nil {
+			b.Fatal(err)
+		}
+		info[i] = time.Since(t)
+		t = time.Now()
+		if got := bare.roundTrip(b, "echo hi"); !bytes.Contains(got, []byte("hi\r\n")) {
+			b.Fatalf("bare PTY: %q", got)
+		}
+		base[i] = time.Since(t)
+		t = time.Now()
+		if r := p.run(b, open.TerminalID, "echo hi"); r.Output != "hi\n" {
+			b.Fatalf("terminal/run: %+v", r)
+		}
+		lat[i] = time.Since(t)
+		t = time.Now()
+		if obs := executeAction(b, p, action); obs["content"] != "hi" {
+			b.Fatalf("observation %v", obs)
+		}
+		oh[i] = time.Since(t)
+	}
+	b.StopTimer()
+	bm, rm, om := percentile(base, 0.5), percentile(lat, 0.5), percentile(oh, 0.5)
+	b.ReportMetric(us(bm), "bare-pty-p50-µs")
+	b.ReportMetric(us(percentile(inproc, 0.5)), "in-process-p50-µs")
+	b.ReportMetric(us(percentile(info, 0.5)), "bridge-info-p50-µs")
+	b.ReportMetric(us(rm), "run-p50-µs")
+	b.ReportMetric(us(om), "openhands-p50-µs")
+	b.ReportMetric(float64(rm)/float64(bm), "run/bare")
+	b.ReportMetric(float64(om)/float64(rm), "openhands/run")
+}
+
+// BenchmarkOutputRatio: 100 MB of output through terminal/run, beside the
+// same command in a bare bash PTY whose output this process reads in a
+// plain loop (target: ≥ 0.9x its throughput), alternating.
+func BenchmarkOutputRatio(b *testing.B) {
+	const size = 100_000_000
+	gen := fmt.Sprintf("head -c %d /dev/zero | tr '\\0' a", size)
+	p, id, home := startTerminalBridge(b)
+	bare := startBarePTY(b, home)
+	p.run(b, id, "true")
+	var took, baseTook time.Duration
+	n := max(b.N, 3)
+	b.ResetTimer()
+	for range n {
+		t := time.Now()
+		got := bare.drain(b, gen)
+		baseTook += time.Since(t)
+		if got < size {
+			b.Fatalf("bare PTY read %d bytes, want ≥ %d", got, size)
+		}
+		t = time.Now()
+		r := p.run(b, id, gen)
+		took += time.Since(t)
+		if r.TotalBytes != size {
+			b.Fatalf("output was %d bytes, want %d", r.TotalBytes, size)
+		}
+	}
+	b.StopTimer()
+	mbs, base := float64(size)/1e6*float64(n)/took.Seconds(), float64(size)/1e6*float64(n)/baseTook.Seconds()
+	b.ReportMetric(mbs, "run-MB/s")
+	b.ReportMetric(base, "bare-pty-MB/s")
+	b.ReportMetric(mbs/base, "run/bare")
+}
+
+// BenchmarkFileRatios: fs/read_text_file of 1 MiB beside os.ReadFile +
+// json.Marshal of its content (target ≤ 2x), edit/str_replace on 1 MiB
+// beside an atomic write + fsync of it (≤ 1.5x), fs/list_directory of
+// 10,000 entries beside os.ReadDir + an Lstat each (≤ 1.5x); medians,
+// each call alternating with its baseline.
+func BenchmarkFileRatios(b *testing.B) {
+	root := b.TempDir()
+	big := filepath.Join(root, "big.py")
+	text := oneMiBText("MARK_000000")
+	os.WriteFile(big, []byte(text), 0o644)
+	dir := filepath.Join(root, "many")
+	os.Mkdir(dir, 0o755)
+	for i := range 10_000 {
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("file-%05d.txt", i)), []byte("x"), 0o644)
+	}
+	p := startBridgeIn(b, root)
+	ctx := context.Background()
+	n := max(b.N, 30)
+	var read, readBase, edit, editBase, list, listBase []time.Duration
+	seq := 0
+	b.ResetTimer()
+	for range n {
+		t := time.Now()
+		data, _ := os.ReadFile(big)
+		if _, err := json.Marshal(map[string]any{"content": string(data)}); err != nil {
+			b.Fatal(err)
+		}
+		readBase = append(readBase, time.Since(t))
+		t = time.Now()
+		var res struct{ Content string }
+		if err := p.client.Call(ctx, "fs/read_text_file", map[string]any{"path": big}, &res); err != nil || len(res.Content) < 1<<20 {
+			b.Fatal(err, len(res.Content))
+		}
+		read = append(read, time.Since(t))
+
+		t = time.Now()
+		writeSynced(b, filepath.Join(root, "baseline.tmp"), []byte(text))
+		editBase = append(editBase, time.Since(t))
+		t = time.Now()
+		if err := p.client.Call(ctx, "edit/str_replace", map[string]any{"path": big,
+			"oldStr": fmt.Sprintf("MARK_%06d", seq), "newStr": fmt.Sprintf("MARK_%06d", seq+1)}, nil); err != nil {
+			b.Fatal(err)
+		}
+		seq++
+		edit = append(edit, time.Since(t))
+
+		t = time.Now()
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			e.Info()
+		}
+		listBase = append(listBase, time.Since(t))
+		t = time.Now()
+		var lr struct{ Entries []struct{ Path string } }
+		if err := p.client.Call(ctx, "fs/list_directory", map[string]any{"path": dir}, &lr); err != nil || len(lr.Entries) != 10_000 {
+			b.Fatal(err, len(lr.Entries))
+		}
+		list = append(list, time.Since(t))
+	}
+	b.StopTimer()
+	ratio := func(a, base []time.Duration) float64 {
+		return float64(percentile(a, 0.5)) / float64(percentile(base, 0.5))
+	}
+	b.ReportMetric(filesMs(percentile(read, 0.5)), "read-p50-ms")
+	b.ReportMetric(filesMs(percentile(readBase, 0.5)), "readfile+marshal-p50-ms")
+	b.ReportMetric(ratio(read, readBase), "read/base")
+	b.ReportMetric(filesMs(percentile(edit, 0.5)), "str_replace-p50-ms")
+	b.ReportMetric(filesMs(percentile(editBase, 0.5)), "write+fsync-p50-ms")
+	b.ReportMetric(ratio(edit, editBase), "str_replace/base")
+	b.ReportMetric(filesMs(percentile(list, 0.5)), "list-p50-ms")
+	b.ReportMetric(filesMs(percentile(listBase, 0.5)), "readdir+lstat-p50-ms")
+	b.ReportMetric(ratio(list, listBase), "list/base")
+}
