@@ -241,7 +241,7 @@ func (p *ptyProc) setEcho(on bool) error {
 	}
 	var ioErr error
 	err = rc.Control(func(fd uintptr) {
-		t, err := unix.IoctlGetTermios(int(fd), unix.TCGETS)
+		t, err := unix.IoctlGetTermios(int(fd), ioctlGetTermios)
 		if err != nil {
 			ioErr = err
 			return
@@ -254,7 +254,7 @@ func (p *ptyProc) setEcho(on bool) error {
 		} else {
 			t.Lflag &^= unix.ECHO
 		}
-		ioErr = unix.IoctlSetTermios(int(fd), unix.TCSETS, t)
+		ioErr = unix.IoctlSetTermios(int(fd), ioctlSetTermios, t)
 	})
 	if err != nil {
 		return err

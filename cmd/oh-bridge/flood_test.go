@@ -3,6 +3,7 @@ package main_test
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -135,4 +136,90 @@ func rssKB(t *testing.T, pid int, field string) int {
 	}
 	t.Fatalf("no %s in /proc/%d/status", field, pid)
 	return 0
+}
+
+// TestTerminalOutputNotRead streams 100 MB of a command's output to a
+// client that reads nothing for a while: the bridge's memory stays
+// bounded, the command still finishes, and the stream's lost counts say
+// how much the client missed.
+func TestTerminalOutputNotRead(t *testing.T) {
+	if testing.Short() {
+		t.Skip("streams 100 MB")
+	}
+	ws := t.TempDir()
+	cmd := exec.Command(bin, "--stdio", "--workspace", ws, "--log-level", "error")
+	cmd.Env = append(os.Environ(), "HOME="+ws)
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	frame := func(body string) []byte {
+		return []byte(fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body))
+	}
+	r := bufio.NewReaderSize(stdout, 1<<16)
+	stdin.Write(frame(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"capabilities":{"terminal":{"streaming":true}}}}`))
+	if _, err := rpc.ReadFrame(r); err != nil {
+		t.Fatal(err)
+	}
+	stdin.Write(frame(`{"jsonrpc":"2.0","method":"initialized","params":{}}`))
+	stdin.Write(frame(`{"jsonrpc":"2.0","id":1,"method":"terminal/run","params":{"command":"head -c 100000000 /dev/zero | tr '\\0' x; echo; echo flood-done","timeoutMs":120000}}`))
+
+	var peaks []int
+	for range 10 {
+		time.Sleep(time.Second)
+		peaks = append(peaks, rssKB(t, cmd.Process.Pid, "VmHWM"))
+	}
+	t.Logf("peak RSS while the client reads nothing: %v KB", peaks)
+	if last := peaks[len(peaks)-1]; last > 96*1024 {
+		t.Errorf("the bridge's peak RSS reached %d KB with 100 MB of unread output; want it bounded (< 96 MB)", last)
+	}
+
+	var lost, got int64
+	answered := false
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		body, err := rpc.ReadFrame(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m struct {
+			ID     *int   `json:"id"`
+			Method string `json:"method"`
+			Params struct {
+				Data string `json:"data"`
+				Lost int64  `json:"lost"`
+			} `json:"params"`
+			Result struct {
+				ExitCode   *int  `json:"exitCode"`
+				TotalBytes int64 `json:"totalBytes"`
+			} `json:"result"`
+		}
+		json.Unmarshal(body, &m)
+		if m.Method == "terminal/did_output" {
+			lost += m.Params.Lost
+			got += int64(len(m.Params.Data))
+		}
+		if m.ID != nil && *m.ID == 1 {
+			answered = true
+			if m.Result.ExitCode == nil || *m.Result.ExitCode != 0 || m.Result.TotalBytes < 100_000_000 {
+				t.Errorf("terminal/run: exit %v, total %d bytes; want 0 and the 100 MB", m.Result.ExitCode, m.Result.TotalBytes)
+			}
+		}
+		// The stream's own end (the prompt after the command) may trail
+		// the answer.
+		if answered && (m.Method == "terminal/did_output" && strings.Contains(m.Params.Data, "flood-done") ||
+			m.Method == "terminal/did_change_state" && strings.Contains(string(body), `"idle"`)) {
+			t.Logf("streamed %d bytes, lost %d", got, lost)
+			if lost == 0 {
+				t.Error("no lost count although the client read nothing while 100 MB streamed")
+			}
+			if got+lost < 100_000_000 {
+				t.Errorf("streamed %d + lost %d bytes: the stream must account for all 100 MB", got, lost)
+			}
+			return
+		}
+	}
+	t.Fatalf("by the deadline: answered %v, streamed %d bytes, lost %d", answered, got, lost)
 }
