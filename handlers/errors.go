@@ -70,6 +70,7 @@ var codeOfKind = map[string]int64{
 	"invalid_option":          codeInvalidArgument,
 	"unknown_command":         codeInvalidArgument,
 	"path_not_absolute":       codeInvalidArgument,
+	"invalid_path":            codeInvalidArgument,
 	"shell_not_found":         codeShellUnavailable,
 	"shell_start_failed":      codeShellUnavailable,
 	"server_unreachable":      codeOpenHandsConnection,
