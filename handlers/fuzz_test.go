@@ -25,6 +25,9 @@ type target struct {
 	client  *rpctest.Client
 	root    string
 	panics  *panicLog
+	// patience is how long a call may take before it is cancelled (3 s:
+	// a command asked to run long).
+	patience time.Duration
 }
 
 // panicLog keeps the rpc layer's "handler panicked" records.
@@ -79,7 +82,7 @@ func newTarget(tb testing.TB) *target {
 		}
 	}
 	slices.Sort(methods)
-	return &target{methods: methods, client: c, root: root, panics: panics}
+	return &target{methods: methods, client: c, root: root, panics: panics, patience: 3 * time.Second}
 }
 
 // call sends one request and checks its answer: every request is
@@ -105,7 +108,7 @@ func (tg *target) call(t *testing.T, method string, params json.RawMessage) {
 	}()
 	select {
 	case m = <-ch:
-	case <-time.After(3 * time.Second):
+	case <-time.After(tg.patience):
 		// A long command may be what was asked: cancel it, and the
 		// answer must still come.
 		tg.client.Notify("$/cancelRequest", map[string]any{"id": id})
@@ -208,6 +211,7 @@ func TestHugeParams(t *testing.T) {
 	}
 	tg := newTarget(t)
 	defer os.RemoveAll(tg.root)
+	tg.patience = time.Minute // 10 MiB through the race detector is slow
 	huge := `"` + strings.Repeat("y", 10<<20) + `"`
 	for _, c := range []struct{ method, params string }{
 		{"fs/read_text_file", `{"path":` + huge + `}`},
