@@ -114,7 +114,10 @@ func fdCount(pid int) int {
 }
 
 // proc is what /proc/PID/stat says about a process.
-type proc struct{ pid, ppid, session int }
+type proc struct {
+	pid, ppid, session int
+	comm               string
+}
 
 func readProcs() map[int]proc {
 	out := map[int]proc{}
@@ -130,12 +133,14 @@ func readProcs() map[int]proc {
 		}
 		// "pid (comm) state ppid pgrp session ..."; comm may hold anything.
 		s := string(b)
-		if i := strings.LastIndexByte(s, ')'); i >= 0 {
-			if f := strings.Fields(s[i+1:]); len(f) >= 4 {
-				ppid, _ := strconv.Atoi(f[1])
-				sess, _ := strconv.Atoi(f[3])
-				out[pid] = proc{pid, ppid, sess}
-			}
+		open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || end < open {
+			continue
+		}
+		if f := strings.Fields(s[end+1:]); len(f) >= 4 {
+			ppid, _ := strconv.Atoi(f[1])
+			sess, _ := strconv.Atoi(f[3])
+			out[pid] = proc{pid, ppid, sess, s[open+1 : end]}
 		}
 	}
 	return out
@@ -166,21 +171,20 @@ func (s *shellSessions) has(id int) bool {
 
 // children counts the bridge's processes: those whose parent chain leads
 // to root, zombies included (an unreaped child is a leak too), plus those
-// in a shell's session. Processes in the session skip are left out: the
-// in-process bridge shares the test's process, whose own children (git)
-// are not the bridge's.
-func children(root, skip int, shells *shellSessions) int {
+// in a shell's session. git and what it starts are left out: the test runs
+// git, and the in-process bridge shares the test's process.
+func children(root int, shells *shellSessions) int {
 	procs := readProcs()
 	n := 0
 	for pid, p := range procs {
-		if pid == root || p.session == skip {
+		if pid == root {
 			continue
 		}
 		if shells.has(p.session) {
 			n++
 			continue
 		}
-		for q, hops := p, 0; hops < 64; hops++ {
+		for q, hops := p, 0; hops < 64 && q.comm != "git"; hops++ {
 			if q.ppid == root {
 				n++
 				break

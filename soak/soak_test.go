@@ -83,11 +83,10 @@ func TestSoak(t *testing.T) {
 
 // target is a bridge under test: a client on it, and where to look at it.
 type target struct {
-	c           *rpctest.Client
-	pid         int  // the process whose /proc is read
-	skipSession int  // processes in this session are not the bridge's
-	inProcess   bool // goroutines can be counted, and GC forced
-	shells      *shellSessions
+	c         *rpctest.Client
+	pid       int  // the process whose /proc is read
+	inProcess bool // goroutines can be counted, and GC forced
+	shells    *shellSessions
 	// end ends the session as an editor does (shutdown, exit) and checks
 	// what is left once it has ended.
 	end func(t *testing.T)
@@ -99,7 +98,7 @@ func (b *target) probe() sample {
 	if b.inProcess {
 		g = runtime.NumGoroutine()
 	}
-	return sample{RSSKB: rss, FDs: fdCount(b.pid), Threads: threads, Goroutines: g, Children: children(b.pid, b.skipSession, b.shells)}
+	return sample{RSSKB: rss, FDs: fdCount(b.pid), Threads: threads, Goroutines: g, Children: children(b.pid, b.shells)}
 }
 
 // settle lets freed memory go back to the OS where the test can ask for
@@ -121,7 +120,7 @@ func startBinary(t *testing.T, root string) *target {
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	b := &target{c: rpctest.NewProcessClient(stdout, stdin), pid: cmd.Process.Pid, skipSession: -1, shells: &shellSessions{}}
+	b := &target{c: rpctest.NewProcessClient(stdout, stdin), pid: cmd.Process.Pid, shells: &shellSessions{}}
 	t.Cleanup(func() {
 		cmd.Process.Kill()
 		if t.Failed() {
@@ -145,7 +144,7 @@ func startBinary(t *testing.T, root string) *target {
 		case <-ctx.Done():
 			t.Fatal("the bridge did not exit after shutdown and exit")
 		}
-		if n := children(b.pid, b.skipSession, b.shells); n > 0 {
+		if n := children(b.pid, b.shells); n > 0 {
 			t.Errorf("%d processes of the bridge's terminals outlived it", n)
 		}
 	}
@@ -160,8 +159,7 @@ func startInProcess(t *testing.T, root string) *target {
 	a, c := net.Pipe()
 	done := make(chan int, 1)
 	go func() { done <- srv.Serve(context.Background(), rpc.NewStream(a, nil, nil)) }()
-	me := os.Getpid()
-	b := &target{c: rpctest.NewClient(c), pid: me, skipSession: readProcs()[me].session, inProcess: true, shells: &shellSessions{}}
+	b := &target{c: rpctest.NewClient(c), pid: os.Getpid(), inProcess: true, shells: &shellSessions{}}
 	b.end = func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -182,7 +180,7 @@ func startInProcess(t *testing.T, root string) *target {
 		if err := goleak.Find(ignore); err != nil {
 			t.Errorf("the session left goroutines behind: %v", err)
 		}
-		if n := children(b.pid, b.skipSession, b.shells); n > 0 {
+		if n := children(b.pid, b.shells); n > 0 {
 			t.Errorf("%d processes of the bridge's terminals outlived the session", n)
 		}
 	}
