@@ -41,6 +41,7 @@ type Client struct {
 	nulls   []Message // responses with id null (answers to unparseable input)
 	closed  bool
 	readErr error
+	divert  func(Message) // receives notifications instead of notes, when set
 
 	// OnRequest answers requests the bridge sends to the client. The
 	// default answers -32601.
@@ -79,6 +80,11 @@ func (c *Client) read() {
 			go c.answer(m)
 		case m.Method != "":
 			c.mu.Lock()
+			if divert := c.divert; divert != nil {
+				c.mu.Unlock()
+				divert(m)
+				continue
+			}
 			c.notes = append(c.notes, m)
 			c.cond.Broadcast()
 			c.mu.Unlock()
@@ -201,6 +207,15 @@ func (c *Client) Initialize(ctx context.Context, params any) (json.RawMessage, e
 		return nil, err
 	}
 	return res, c.Notify("initialized", map[string]any{})
+}
+
+// DivertNotifications hands every later notification to fn, on the reading
+// goroutine, instead of keeping it for AwaitNotification. A long session
+// (a soak test) would otherwise keep every notification it ever received.
+func (c *Client) DivertNotifications(fn func(Message)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.divert = fn
 }
 
 // AwaitNotification waits for the first notification of method (from the

@@ -1,0 +1,6 @@
+//go:build !race
+
+package soak
+
+// raceDetector is off (see race_test.go).
+const raceDetector = false
