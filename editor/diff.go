@@ -31,10 +31,7 @@ func UnifiedDiff(path, oldText, newText string) string {
 	// end gives (leading lines first, trailing ones after them).
 	na := strings.Count(oldText, "\n") + 1
 	nb := strings.Count(newText, "\n") + 1
-	common := 0
-	for common < len(oldText) && common < len(newText) && oldText[common] == newText[common] {
-		common++
-	}
+	common := commonPrefix(oldText, newText)
 	start := strings.LastIndexByte(oldText[:common], '\n') + 1 // line pre's offset, in both
 	pre := strings.Count(oldText[:start], "\n")
 	for pre < na && pre < nb {
@@ -50,11 +47,7 @@ func UnifiedDiff(path, oldText, newText string) string {
 	if pre < na && pre < nb {
 		// Jump over the lines wholly inside the common tail of the bytes
 		// after line pre's start: each "\n" in it begins one.
-		tail := 0
-		for tail < len(oldText)-start && tail < len(newText)-start &&
-			oldText[len(oldText)-1-tail] == newText[len(newText)-1-tail] {
-			tail++
-		}
+		tail := commonSuffix(oldText[start:], newText[start:])
 		region := oldText[len(oldText)-tail:]
 		if q := strings.IndexByte(region, '\n'); q >= 0 {
 			suf = strings.Count(region[q:], "\n")
@@ -110,6 +103,33 @@ func UnifiedDiff(path, oldText, newText string) string {
 	}
 	closeHunk()
 	return out.String()
+}
+
+// commonPrefix returns the length of the longest common prefix of a and b,
+// comparing 4 KiB blocks at a time (memequal is vectorized) before bytes.
+func commonPrefix(a, b string) int {
+	n := min(len(a), len(b))
+	i := 0
+	for i+4096 <= n && a[i:i+4096] == b[i:i+4096] {
+		i += 4096
+	}
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return i
+}
+
+// commonSuffix is commonPrefix from the ends.
+func commonSuffix(a, b string) int {
+	n := min(len(a), len(b))
+	i := 0
+	for i+4096 <= n && a[len(a)-i-4096:len(a)-i] == b[len(b)-i-4096:len(b)-i] {
+		i += 4096
+	}
+	for i < n && a[len(a)-1-i] == b[len(b)-1-i] {
+		i++
+	}
+	return i
 }
 
 // lineFrom returns the line of s that starts at offset i, without its "\n".

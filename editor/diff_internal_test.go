@@ -38,6 +38,10 @@ func TestUnifiedDiffMatchesSplittingWholeTexts(t *testing.T) {
 		default: // lines inserted or removed at the ends
 			nu = text(rng.IntN(3)) + old + text(rng.IntN(3))
 		}
+		if i%50 == 0 { // past the 4 KiB blocks commonPrefix compares
+			pad := strings.Repeat("line of padding\n", 300+rng.IntN(300))
+			old, nu = pad+old+pad, pad+nu+pad[rng.IntN(40):]
+		}
 		if got, want := UnifiedDiff("f", old, nu), unifiedDiffSplitAll("f", old, nu); got != want {
 			t.Fatalf("UnifiedDiff(%q, %q)\n got %q\nwant %q", old, nu, got, want)
 		}
