@@ -24,19 +24,48 @@ func UnifiedDiff(path, oldText, newText string) string {
 	if oldText == newText {
 		return ""
 	}
-	a := strings.Split(oldText, "\n")
-	b := strings.Split(newText, "\n")
-	// Trimming the common ends first keeps an edit of a large file cheap;
-	// go-diff would trim them too, after hashing every line.
-	pre := 0
-	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
+	// The lines are text.split("\n"), but only the differing middle is
+	// split: the common leading and trailing lines are counted on the
+	// bytes, so an edit of a 1 MiB file does not cut it into 20,000
+	// strings. pre and suf are what comparing the split lines from each
+	// end gives (leading lines first, trailing ones after them).
+	na := strings.Count(oldText, "\n") + 1
+	nb := strings.Count(newText, "\n") + 1
+	common := commonPrefix(oldText, newText)
+	start := strings.LastIndexByte(oldText[:common], '\n') + 1 // line pre's offset, in both
+	pre := strings.Count(oldText[:start], "\n")
+	for pre < na && pre < nb {
+		la, lb := lineFrom(oldText, start), lineFrom(newText, start)
+		if la != lb {
+			break
+		}
 		pre++
+		start += len(la) + 1
 	}
 	suf := 0
-	for suf < len(a)-pre && suf < len(b)-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
-		suf++
+	endA, endB := len(oldText), len(newText) // where the last unmatched line ends
+	if pre < na && pre < nb {
+		// Jump over the lines wholly inside the common tail of the bytes
+		// after line pre's start: each "\n" in it begins one.
+		tail := commonSuffix(oldText[start:], newText[start:])
+		region := oldText[len(oldText)-tail:]
+		if q := strings.IndexByte(region, '\n'); q >= 0 {
+			suf = strings.Count(region[q:], "\n")
+			endA, endB = len(oldText)-tail+q, len(newText)-tail+q
+		}
 	}
-	diffs := lineDiff(a[pre:len(a)-suf], b[pre:len(b)-suf])
+	for suf < na-pre && suf < nb-pre {
+		sa := strings.LastIndexByte(oldText[:endA], '\n') + 1
+		sb := strings.LastIndexByte(newText[:endB], '\n') + 1
+		if oldText[sa:endA] != newText[sb:endB] {
+			break
+		}
+		suf++
+		endA, endB = sa-1, sb-1
+	}
+	a := middleLines(oldText, start, endA, na-pre-suf)
+	b := middleLines(newText, start, endB, nb-pre-suf)
+	diffs := lineDiff(a, b)
 
 	var out strings.Builder
 	out.WriteString("--- " + path + "\n+++ " + path)
@@ -47,10 +76,10 @@ func UnifiedDiff(path, oldText, newText string) string {
 			return
 		}
 		out.WriteString("\n@@ -" + unifiedRange(i1, i) + " +" + unifiedRange(j1, j) + " @@")
-		for _, l := range a[i1:i] {
+		for _, l := range a[i1-pre : i-pre] {
 			out.WriteString("\n" + pytext.RStrip("-"+l))
 		}
-		for _, l := range b[j1:j] {
+		for _, l := range b[j1-pre : j-pre] {
 			out.WriteString("\n" + pytext.RStrip("+"+l))
 		}
 		i1, j1 = -1, -1
@@ -74,6 +103,50 @@ func UnifiedDiff(path, oldText, newText string) string {
 	}
 	closeHunk()
 	return out.String()
+}
+
+// commonPrefix returns the length of the longest common prefix of a and b,
+// comparing 4 KiB blocks at a time (memequal is vectorized) before bytes.
+func commonPrefix(a, b string) int {
+	n := min(len(a), len(b))
+	i := 0
+	for i+4096 <= n && a[i:i+4096] == b[i:i+4096] {
+		i += 4096
+	}
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return i
+}
+
+// commonSuffix is commonPrefix from the ends.
+func commonSuffix(a, b string) int {
+	n := min(len(a), len(b))
+	i := 0
+	for i+4096 <= n && a[len(a)-i-4096:len(a)-i] == b[len(b)-i-4096:len(b)-i] {
+		i += 4096
+	}
+	for i < n && a[len(a)-1-i] == b[len(b)-1-i] {
+		i++
+	}
+	return i
+}
+
+// lineFrom returns the line of s that starts at offset i, without its "\n".
+func lineFrom(s string, i int) string {
+	if j := strings.IndexByte(s[i:], '\n'); j >= 0 {
+		return s[i : i+j]
+	}
+	return s[i:]
+}
+
+// middleLines returns the n lines of s[from:to], split at "\n"; none when
+// n is 0.
+func middleLines(s string, from, to, n int) []string {
+	if n == 0 {
+		return nil
+	}
+	return strings.Split(s[from:to], "\n")
 }
 
 // lineDiff diffs two line slices with go-diff, each distinct line mapped to

@@ -827,6 +827,9 @@ func (e *Editor) linkedChildren(ctx context.Context, link string) []child {
 // lineEndingOf returns the file's dominant line break, so an edit keeps a
 // CRLF file CRLF (OHEditor rewrites every file to "\n").
 func lineEndingOf(raw string) string {
+	if strings.IndexByte(raw, '\r') < 0 {
+		return "\n"
+	}
 	crlf := strings.Count(raw, "\r\n")
 	cr := strings.Count(raw, "\r") - crlf
 	lf := strings.Count(raw, "\n") - crlf

@@ -78,19 +78,30 @@ func pyLineCount(s string) int {
 }
 
 // pyReadRange is OHEditor's read_file(start_line, end_line): lines
-// start..end (1-based, inclusive), separators kept.
+// start..end (1-based, inclusive), separators kept. Only the lines up to
+// end are looked at, so a snippet of a large file costs little.
 func pyReadRange(s string, start, end int) string {
-	var b strings.Builder
-	for i, line := range pyLines(s) {
-		n := i + 1
-		if n > end {
-			break
-		}
-		if n >= start {
-			b.WriteString(line)
-		}
+	start = max(start, 1)
+	if end < start {
+		return ""
 	}
-	return b.String()
+	from := 0
+	for range start - 1 {
+		i := strings.IndexByte(s[from:], '\n')
+		if i < 0 {
+			return ""
+		}
+		from += i + 1
+	}
+	to := from
+	for range end - start + 1 {
+		i := strings.IndexByte(s[to:], '\n')
+		if i < 0 {
+			return s[from:]
+		}
+		to += i + 1
+	}
+	return s[from:to]
 }
 
 // pySplitlines is str.splitlines(): it also breaks at \v, \f, \x1c-\x1e,

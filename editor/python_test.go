@@ -2,6 +2,7 @@ package editor
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/oh-bridge/oh-bridge/pytext"
@@ -67,5 +68,23 @@ func check(t *testing.T, input, want, got string) {
 	t.Helper()
 	if want != got {
 		t.Errorf("input: %s\nwant: %q\ngot:  %q", input, want, got)
+	}
+}
+
+func TestPyReadRangeMatchesLines(t *testing.T) {
+	for _, s := range []string{"", "a", "a\n", "a\nb", "a\nb\n", "\n\n", "a\n\nb\n\n"} {
+		for start := -1; start <= 6; start++ {
+			for end := -1; end <= 6; end++ {
+				var want strings.Builder
+				for i, line := range pyLines(s) {
+					if n := i + 1; n >= start && n <= end {
+						want.WriteString(line)
+					}
+				}
+				if got := pyReadRange(s, start, end); got != want.String() {
+					t.Errorf("pyReadRange(%q, %d, %d) = %q, want %q", s, start, end, got, want.String())
+				}
+			}
+		}
 	}
 }

@@ -1,8 +1,6 @@
 package handlers_test
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/cespare/xxhash/v2"
 
 	"github.com/oh-bridge/oh-bridge/handlers"
 	"github.com/oh-bridge/oh-bridge/rpc"
@@ -58,9 +58,10 @@ func readDisk(t *testing.T, p string) string {
 	return string(b)
 }
 
-func sha(s string) string {
-	sum := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(sum[:])
+// versionOf is the version the protocol promises for s: XXH64 (seed 0) as 16
+// hex digits, computed here independently of package workspace.
+func versionOf(s string) string {
+	return fmt.Sprintf("%016x", xxhash.Sum64String(s))
 }
 
 // call is Call with a map result, failing the test on error.
@@ -110,7 +111,7 @@ func TestReadTextFile(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			res := call(t, c, "fs/read_text_file", tc.params)
 			if res["content"] != tc.want || res["truncated"] != tc.trunc || res["totalLines"] != 4.0 ||
-				res["encoding"] != "utf-8" || res["version"] != sha(text) {
+				res["encoding"] != "utf-8" || res["version"] != versionOf(text) {
 				t.Fatalf("params %v:\ngot %v\nwant content %q truncated %v", tc.params, res, tc.want, tc.trunc)
 			}
 		})
@@ -120,16 +121,16 @@ func TestReadTextFile(t *testing.T) {
 func TestWriteTextFile(t *testing.T) {
 	root, c := openWorkspace(t, map[string]string{"a.txt": "old\n"}, nil)
 	res := call(t, c, "fs/write_text_file", map[string]any{"path": "new.txt", "content": "hello\n"})
-	if res["created"] != true || res["version"] != sha("hello\n") || readDisk(t, filepath.Join(root, "new.txt")) != "hello\n" {
+	if res["created"] != true || res["version"] != versionOf("hello\n") || readDisk(t, filepath.Join(root, "new.txt")) != "hello\n" {
 		t.Fatalf("create: %v", res)
 	}
-	res = call(t, c, "fs/write_text_file", map[string]any{"path": "a.txt", "content": "new\n", "expectedVersion": sha("old\n")})
+	res = call(t, c, "fs/write_text_file", map[string]any{"path": "a.txt", "content": "new\n", "expectedVersion": versionOf("old\n")})
 	if res["created"] != false || readDisk(t, filepath.Join(root, "a.txt")) != "new\n" {
 		t.Fatalf("replace: %v", res)
 	}
-	err := c.Call(ctxT(t), "fs/write_text_file", map[string]any{"path": "a.txt", "content": "lost\n", "expectedVersion": sha("old\n")}, nil)
+	err := c.Call(ctxT(t), "fs/write_text_file", map[string]any{"path": "a.txt", "content": "lost\n", "expectedVersion": versionOf("old\n")}, nil)
 	data := wantError(t, err, 1008, "stale_version", "nothing was written")
-	if data["expectedVersion"] != sha("old\n") || data["actualVersion"] != sha("new\n") {
+	if data["expectedVersion"] != versionOf("old\n") || data["actualVersion"] != versionOf("new\n") {
 		t.Fatalf("stale data %v", data)
 	}
 	if got := readDisk(t, filepath.Join(root, "a.txt")); got != "new\n" {
@@ -182,7 +183,7 @@ func TestListStatMkdirDeleteMove(t *testing.T) {
 	}
 
 	st := call(t, c, "fs/stat", map[string]any{"path": "a.txt"})
-	if st["exists"] != true || st["type"] != "file" || st["size"] != 1.0 || st["mode"] != "0644" || st["isBinary"] != false || st["version"] != sha("a") || st["mtime"] == 0.0 {
+	if st["exists"] != true || st["type"] != "file" || st["size"] != 1.0 || st["mode"] != "0644" || st["isBinary"] != false || st["version"] != versionOf("a") || st["mtime"] == 0.0 {
 		t.Errorf("stat a.txt: %v", st)
 	}
 	if st := call(t, c, "fs/stat", map[string]any{"path": "bin"}); st["isBinary"] != true || st["version"] != nil {
@@ -217,7 +218,7 @@ func TestEditMethods(t *testing.T) {
 	abs := filepath.Join(root, "a.py")
 
 	view := call(t, c, "edit/view", map[string]any{"path": "a.py"})
-	if want := "Here's the result of running `cat -n` on " + abs + ":\n     1\tdef f():\n     2\t    return 1\n     3\t\n"; view["output"] != want || view["version"] != sha("def f():\n    return 1\n") {
+	if want := "Here's the result of running `cat -n` on " + abs + ":\n     1\tdef f():\n     2\t    return 1\n     3\t\n"; view["output"] != want || view["version"] != versionOf("def f():\n    return 1\n") {
 		t.Fatalf("view:\n%q\nwant\n%q", view["output"], want)
 	}
 	if view := call(t, c, "edit/view", map[string]any{"path": "a.py", "viewRange": []int{2, -1}}); !strings.Contains(view["output"].(string), "     2\t    return 1") {
@@ -230,11 +231,11 @@ func TestEditMethods(t *testing.T) {
 	rep := call(t, c, "edit/str_replace", map[string]any{"path": abs, "oldStr": "return 1", "newStr": "return 2"})
 	if !strings.HasPrefix(rep["output"].(string), "The file "+abs+" has been edited.") ||
 		rep["diff"] != "--- "+abs+"\n+++ "+abs+"\n@@ -2 +2 @@\n-    return 1\n+    return 2" ||
-		rep["version"] != sha("def f():\n    return 2\n") || readDisk(t, abs) != "def f():\n    return 2\n" {
+		rep["version"] != versionOf("def f():\n    return 2\n") || readDisk(t, abs) != "def f():\n    return 2\n" {
 		t.Fatalf("str_replace: %v", rep)
 	}
 	ins := call(t, c, "edit/insert", map[string]any{"path": "a.py", "insertLine": 0, "newStr": "# top"})
-	if readDisk(t, abs) != "# top\ndef f():\n    return 2\n" || ins["version"] != sha("# top\ndef f():\n    return 2\n") {
+	if readDisk(t, abs) != "# top\ndef f():\n    return 2\n" || ins["version"] != versionOf("# top\ndef f():\n    return 2\n") {
 		t.Fatalf("insert: %v", ins)
 	}
 	undo := call(t, c, "edit/undo", map[string]any{"path": "a.py"})
@@ -460,12 +461,12 @@ func TestOpenDocuments(t *testing.T) {
 		c.OnRequest = fe.onRequest
 		c.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": uri(p), "languageId": "plaintext", "version": 3, "text": buffer}})
 
-		if res := call(t, c, "fs/read_text_file", map[string]any{"path": "doc.txt"}); res["content"] != buffer || res["version"] != sha(buffer) {
+		if res := call(t, c, "fs/read_text_file", map[string]any{"path": "doc.txt"}); res["content"] != buffer || res["version"] != versionOf(buffer) {
 			t.Fatalf("read of an open document: %v", res)
 		}
 		res := call(t, c, "edit/str_replace", map[string]any{"path": "doc.txt", "oldStr": "🙂 line", "newStr": "😀 row"})
 		want := "first 😀 row\nsecond line, unsaved\n"
-		if res["version"] != sha(want) {
+		if res["version"] != versionOf(want) {
 			t.Fatalf("str_replace on a buffer: %v", res)
 		}
 		fe.mu.Lock()

@@ -3,6 +3,8 @@ package handlers
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strconv"
 	"time"
 
 	"github.com/oh-bridge/oh-bridge/rpc"
@@ -24,6 +26,22 @@ type readTextFileResult struct {
 	Truncated  bool   `json:"truncated"`
 	Encoding   string `json:"encoding"`
 	Version    string `json:"version"`
+}
+
+// AppendJSON encodes the result as encoding/json would, escaping the
+// content once, straight into the response (rpc.JSONAppender).
+func (r *readTextFileResult) AppendJSON(b []byte) []byte {
+	b = append(b, `{"content":`...)
+	b = rpc.AppendString(b, r.Content)
+	b = append(b, `,"totalLines":`...)
+	b = strconv.AppendInt(b, int64(r.TotalLines), 10)
+	b = append(b, `,"truncated":`...)
+	b = strconv.AppendBool(b, r.Truncated)
+	b = append(b, `,"encoding":`...)
+	b = rpc.AppendString(b, r.Encoding)
+	b = append(b, `,"version":`...)
+	b = rpc.AppendString(b, r.Version)
+	return append(b, '}')
 }
 
 func (h *Handlers) readTextFile(ctx context.Context, p *readTextFileParams) (*readTextFileResult, error) {
@@ -102,6 +120,36 @@ type listEntry struct {
 type listDirectoryResult struct {
 	Entries   []listEntry `json:"entries"`
 	Truncated bool        `json:"truncated"`
+}
+
+// AppendJSON encodes the result as encoding/json would, without
+// reflection over 10,000 entries (rpc.JSONAppender).
+func (r *listDirectoryResult) AppendJSON(b []byte) []byte {
+	b = append(b, `{"entries":`...)
+	if r.Entries == nil {
+		b = append(b, "null"...)
+	} else {
+		b = slices.Grow(b, len(r.Entries)*(len(`{"path":"","type":"file","size":0,"mtime":1700000000000},`)+64))
+		b = append(b, '[')
+		for i, e := range r.Entries {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"path":`...)
+			b = rpc.AppendString(b, e.Path)
+			b = append(b, `,"type":`...)
+			b = rpc.AppendString(b, e.Type)
+			b = append(b, `,"size":`...)
+			b = strconv.AppendInt(b, e.Size, 10)
+			b = append(b, `,"mtime":`...)
+			b = strconv.AppendInt(b, e.MTime, 10)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	b = append(b, `,"truncated":`...)
+	b = strconv.AppendBool(b, r.Truncated)
+	return append(b, '}')
 }
 
 func (h *Handlers) listDirectory(ctx context.Context, p *listDirectoryParams) (*listDirectoryResult, error) {

@@ -511,6 +511,16 @@ func encodeResponse(id jsonrpc2.ID, result any) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if a, ok := result.(JSONAppender); ok {
+		// Encoded in place, each string escaped once straight into the
+		// body that is written.
+		b := make([]byte, 0, 4<<10)
+		b = append(b, `{"jsonrpc":"2.0","id":`...)
+		b = append(b, idJSON...)
+		b = append(b, `,"result":`...)
+		b = a.AppendJSON(b)
+		return append(b, '}'), nil
+	}
 	var buf bytes.Buffer
 	buf.WriteString(`{"jsonrpc":"2.0","id":`)
 	buf.Write(idJSON)

@@ -9,8 +9,11 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
+	"time"
 
+	"github.com/cespare/xxhash/v2"
 	"golang.org/x/sys/unix"
 )
 
@@ -144,6 +147,25 @@ func (r *Roots) readFile(p string) ([]byte, error) {
 	return io.ReadAll(f)
 }
 
+// versionOfFile is Version of the file's bytes, read beneath the root in
+// pieces and hashed as they come, without holding the whole file.
+func (r *Roots) versionOfFile(p string) (string, error) {
+	f, err := r.openFile(p, unix.O_RDONLY|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := xxhash.New()
+	buf := make([]byte, 64<<10)
+	if _, err := io.CopyBuffer(h, readerOnly{f}, buf); err != nil {
+		return "", err
+	}
+	return formatVersion(h.Sum64()), nil
+}
+
+// readerOnly hides *os.File's WriterTo, so io.CopyBuffer uses the buffer.
+type readerOnly struct{ io.Reader }
+
 // mkdir is os.Mkdir beneath the root.
 func (r *Roots) mkdir(p string, mode uint32) error {
 	dir, base, err := r.parentDir(p, false)
@@ -275,15 +297,63 @@ func (r *Roots) rename(src, dst string) error {
 	return nil
 }
 
-// readDir is os.ReadDir beneath the root: the directory's entries, sorted
-// by name.
-func (r *Roots) readDir(p string) ([]fs.DirEntry, error) {
+// dirEntry is one entry of a directory listed beneath a root.
+type dirEntry struct {
+	name  string
+	typ   fs.FileMode // the type bits the directory itself records
+	size  int64       // lstat's, once statEntries has run
+	mtime time.Time
+}
+
+// readDir reads the directory p beneath its root: its entries sorted by
+// name, and the open directory, for statEntries.
+func (r *Roots) readDir(p string) (*os.File, []dirEntry, error) {
 	f, err := r.openFile(p, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	defer f.Close()
 	ents, err := f.ReadDir(-1)
-	slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
-	return ents, err
+	out := make([]dirEntry, len(ents))
+	for i, d := range ents {
+		out[i] = dirEntry{name: d.Name(), typ: d.Type()}
+	}
+	slices.SortFunc(out, func(a, b dirEntry) int { return strings.Compare(a.name, b.name) })
+	return f, out, err
+}
+
+// statParallelMin is the batch from which statEntries spreads the work
+// over the CPUs.
+const statParallelMin = 512
+
+// statEntries fills in size and mtime of ents, entries of the open
+// directory dir, as lstat gives them: fstatat on the directory's fd, one
+// name each and no symlink followed, so nothing is resolved by path (as
+// os.DirEntry.Info would) and nothing outside the directory is reached.
+// An entry that vanished meanwhile keeps zeros. Large batches are split
+// over GOMAXPROCS goroutines: the calls are independent and each costs a
+// system call.
+func statEntries(dir *os.File, ents []dirEntry) {
+	fd := int(dir.Fd())
+	stat := func(part []dirEntry) {
+		var st unix.Stat_t
+		for i := range part {
+			if unix.Fstatat(fd, part[i].name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+				part[i].size = st.Size
+				part[i].mtime = time.Unix(st.Mtim.Unix())
+			}
+		}
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(ents)/statParallelMin)
+	if workers <= 1 {
+		stat(ents)
+		runtime.KeepAlive(dir)
+		return
+	}
+	var wg sync.WaitGroup
+	chunk := (len(ents) + workers - 1) / workers
+	for part := range slices.Chunk(ents, chunk) {
+		wg.Go(func() { stat(part) })
+	}
+	wg.Wait()
+	runtime.KeepAlive(dir)
 }

@@ -165,46 +165,57 @@ func (w *lister) walk(dir, rel string, depth int, stack ignoreStack) error {
 	if err := w.ctx.Err(); err != nil {
 		return err
 	}
-	ents, err := w.roots.readDir(dir)
+	d, ents, err := w.roots.readDir(dir)
 	if err != nil {
+		if d != nil {
+			d.Close()
+		}
 		if rel == "" {
 			return err
 		}
 		return nil // an unreadable subdirectory is listed but not entered
 	}
-	for _, d := range ents {
-		name := d.Name()
-		if !w.opts.IncludeHidden && strings.HasPrefix(name, ".") {
+	// The entries this directory contributes, before any descent: no more
+	// than the limit leaves room for.
+	kept := ents[:0]
+	for _, e := range ents {
+		if w.opts.Limit > 0 && len(w.out.Entries)+len(kept) > w.opts.Limit {
+			break // one past the room, so the limit is still seen below
+		}
+		if !w.opts.IncludeHidden && strings.HasPrefix(e.name, ".") {
 			continue
 		}
-		if w.opts.RespectGitignore && name == ".git" {
+		if w.opts.RespectGitignore && e.name == ".git" {
 			continue
 		}
-		childRel := name
-		if rel != "" {
-			childRel = rel + "/" + name
-		}
-		isDir := d.IsDir()
-		if w.opts.RespectGitignore && stack.ignored(childRel, isDir) {
+		if w.opts.RespectGitignore && stack.ignored(joinRel(rel, e.name), e.typ.IsDir()) {
 			continue
 		}
+		kept = append(kept, e)
+	}
+	statEntries(d, kept)
+	d.Close()
+	prefix := dir + string(filepath.Separator)
+	if dir == string(filepath.Separator) {
+		prefix = dir
+	}
+	for _, de := range kept {
 		if w.opts.Limit > 0 && len(w.out.Entries) >= w.opts.Limit {
 			w.out.Truncated = true
 			return errLimit
 		}
-		full := filepath.Join(dir, name)
-		e := Entry{Path: full, Type: TypeFile}
+		isDir := de.typ.IsDir()
+		full := prefix + de.name // dir is clean and de.name a plain name: filepath.Join's result
+		e := Entry{Path: full, Type: TypeFile, Size: de.size, MTime: de.mtime}
 		switch {
-		case d.Type()&fs.ModeSymlink != 0:
+		case de.typ&fs.ModeSymlink != 0:
 			e.Type = TypeSymlink
 		case isDir:
 			e.Type = TypeDirectory
 		}
-		if info, err := d.Info(); err == nil {
-			e.Size, e.MTime = info.Size(), info.ModTime()
-		}
 		w.out.Entries = append(w.out.Entries, e)
 		if isDir && depth < w.opts.Depth {
+			childRel := joinRel(rel, de.name)
 			sub := stack
 			if w.opts.RespectGitignore {
 				if ig, err := loadIgnoreFile(filepath.Join(full, ".gitignore"), childRel); err == nil {
@@ -217,4 +228,12 @@ func (w *lister) walk(dir, rel string, depth int, stack ignoreStack) error {
 		}
 	}
 	return nil
+}
+
+// joinRel is rel/name, or name at the top.
+func joinRel(rel, name string) string {
+	if rel == "" {
+		return name
+	}
+	return rel + "/" + name
 }

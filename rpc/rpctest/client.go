@@ -6,6 +6,7 @@ package rpctest
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -71,8 +72,8 @@ func (c *Client) read() {
 			c.mu.Unlock()
 			return
 		}
-		var m Message
-		if err := json.Unmarshal(body, &m); err != nil {
+		m, err := decodeMessage(body)
+		if err != nil {
 			continue
 		}
 		switch {
@@ -281,3 +282,158 @@ func (c *Client) AwaitClosed(ctx context.Context) error {
 
 // Close closes the connection.
 func (c *Client) Close() error { return c.rwc.Close() }
+
+// decodeMessage splits a message into its members without decoding the
+// result, which stays a slice of body (ReadFrame gives each frame its own)
+// for Call to decode once into the caller's type: encoding/json would scan
+// a 1 MiB result twice here (validation, then skipping it) and copy it,
+// which was most of what a benchmark of a large read measured. A body this
+// quick split cannot take apart goes to encoding/json, whose error drops
+// it as before.
+func decodeMessage(body []byte) (Message, error) {
+	var m Message
+	members, ok := topLevelMembers(body)
+	if !ok {
+		err := json.Unmarshal(body, &m)
+		if err == nil {
+			err = fmt.Errorf("unexpected message shape")
+		}
+		return m, err
+	}
+	for _, kv := range members {
+		var err error
+		switch kv.key {
+		case `"id"`:
+			m.ID = kv.value
+		case `"method"`:
+			err = json.Unmarshal(kv.value, &m.Method)
+		case `"params"`:
+			m.Params = kv.value
+		case `"result"`:
+			m.Result = kv.value
+		case `"error"`:
+			m.Error = nil
+			err = json.Unmarshal(kv.value, &m.Error)
+		}
+		if err != nil {
+			return Message{}, err
+		}
+	}
+	return m, nil
+}
+
+type member struct {
+	key   string // as written, quotes included
+	value json.RawMessage
+}
+
+// topLevelMembers returns the members of the JSON object body, each value
+// as its raw bytes. It finds where values end (quotes and brackets), not
+// whether they are valid JSON; decoding a value checks that.
+func topLevelMembers(body []byte) ([]member, bool) {
+	i := skipSpace(body, 0)
+	if i >= len(body) || body[i] != '{' {
+		return nil, false
+	}
+	var out []member
+	i = skipSpace(body, i+1)
+	if i < len(body) && body[i] == '}' {
+		return out, skipSpace(body, i+1) == len(body)
+	}
+	for {
+		if i >= len(body) || body[i] != '"' {
+			return nil, false
+		}
+		end := skipString(body, i)
+		if end < 0 {
+			return nil, false
+		}
+		key := string(body[i:end])
+		i = skipSpace(body, end)
+		if i >= len(body) || body[i] != ':' {
+			return nil, false
+		}
+		i = skipSpace(body, i+1)
+		vend := skipValue(body, i)
+		if vend <= i {
+			return nil, false
+		}
+		out = append(out, member{key, json.RawMessage(body[i:vend])})
+		i = skipSpace(body, vend)
+		if i >= len(body) {
+			return nil, false
+		}
+		switch body[i] {
+		case ',':
+			i = skipSpace(body, i+1)
+		case '}':
+			return out, skipSpace(body, i+1) == len(body)
+		default:
+			return nil, false
+		}
+	}
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index after the string that starts at b[i], or
+// -1. A quote preceded by an odd run of backslashes is escaped.
+func skipString(b []byte, i int) int {
+	for j := i + 1; j < len(b); j++ {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return -1
+		}
+		j += k
+		n := 0
+		for p := j - 1; p > i && b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			return j + 1
+		}
+	}
+	return -1
+}
+
+// skipValue returns the index after the value that starts at b[i], or -1:
+// strings end at their quote, objects and arrays at the bracket that
+// closes them, other values at the next delimiter.
+func skipValue(b []byte, i int) int {
+	depth := 0
+	for j := i; j < len(b); j++ {
+		switch b[j] {
+		case '"':
+			end := skipString(b, j)
+			if end < 0 {
+				return -1
+			}
+			if depth == 0 {
+				return end
+			}
+			j = end - 1
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return j
+			}
+			if depth--; depth == 0 {
+				return j + 1
+			}
+		case ',', ' ', '\t', '\r', '\n':
+			if depth == 0 {
+				return j
+			}
+		}
+	}
+	if depth == 0 {
+		return len(b)
+	}
+	return -1
+}
