@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/oh-bridge/oh-bridge/ohruntime/ohtest"
 )
 
 // sample is one reading of the bridge's resources. Goroutines is -1 when
@@ -113,38 +115,9 @@ func fdCount(pid int) int {
 	return len(ents)
 }
 
-// proc is what /proc/PID/stat says about a process.
-type proc struct {
-	pid, ppid, session int
-	comm               string
-}
+type proc = ohtest.Proc
 
-func readProcs() map[int]proc {
-	out := map[int]proc{}
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// "pid (comm) state ppid pgrp session ..."; comm may hold anything.
-		s := string(b)
-		open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-		if open < 0 || end < open {
-			continue
-		}
-		if f := strings.Fields(s[end+1:]); len(f) >= 4 {
-			ppid, _ := strconv.Atoi(f[1])
-			sess, _ := strconv.Atoi(f[3])
-			out[pid] = proc{pid, ppid, sess, s[open+1 : end]}
-		}
-	}
-	return out
-}
+func readProcs() map[int]proc { return ohtest.Procs() }
 
 // shellSessions remembers the session of every shell the bridge started
 // (a shell leads its own session), so a job its terminal left behind is
@@ -180,17 +153,17 @@ func children(root int, shells *shellSessions) int {
 		if pid == root {
 			continue
 		}
-		if shells.has(p.session) {
+		if shells.has(p.Session) {
 			n++
 			continue
 		}
-		for q, hops := p, 0; hops < 64 && q.comm != "git"; hops++ {
-			if q.ppid == root {
+		for q, hops := p, 0; hops < 64 && q.Comm != "git"; hops++ {
+			if q.PPID == root {
 				n++
 				break
 			}
-			next, ok := procs[q.ppid]
-			if !ok || q.ppid <= 1 {
+			next, ok := procs[q.PPID]
+			if !ok || q.PPID <= 1 {
 				break
 			}
 			q = next

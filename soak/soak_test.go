@@ -228,6 +228,9 @@ func (r *recorder) every(ctx context.Context, d time.Duration) {
 
 func soak(t *testing.T, sc scale, start func(*testing.T, string) *target) {
 	root := t.TempDir()
+	// The shells read no one's startup files: a slow ~/.bashrc would make
+	// the soak measure it (and its child processes).
+	t.Setenv("HOME", t.TempDir())
 	begin := time.Now()
 	if err := makeWorkspace(root, sc); err != nil {
 		t.Fatal(err)

@@ -3,13 +3,13 @@ package soak
 import (
 	"bufio"
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/oh-bridge/oh-bridge/workspace"
 )
 
 // filesPerDir and dirsPerTop shape the git tree: many directories, so a
@@ -107,11 +107,8 @@ func editPath(root string, f int) string {
 	return filepath.Join(root, "edits", fmt.Sprintf("d%d", f%10), fmt.Sprintf("f%03d.txt", f))
 }
 
-// version is the bridge's version of a text: its hex SHA-256.
-func version(text string) string {
-	sum := sha256.Sum256([]byte(text))
-	return hex.EncodeToString(sum[:])
-}
+// version is the bridge's version of a text.
+func version(text string) string { return workspace.Version([]byte(text)) }
 
 // makeWorkspace lays out the workspace: the files to edit under edits/
 // and the git tree under tree/.

@@ -3,47 +3,16 @@ package main_test
 import (
 	"fmt"
 	"os"
-	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/oh-bridge/oh-bridge/ohruntime/ohtest"
 )
 
-// procInfo is what /proc/PID/stat says about a process.
-type procInfo struct {
-	pid, ppid, session int
-	comm, state        string
-}
+type procInfo = ohtest.Proc
 
-func readProcs() map[int]procInfo {
-	out := map[int]procInfo{}
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// "pid (comm) state ppid pgrp session ..."; comm may hold anything.
-		s := string(b)
-		open, close := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-		if open < 0 || close < open {
-			continue
-		}
-		f := strings.Fields(s[close+1:])
-		if len(f) < 4 {
-			continue
-		}
-		ppid, _ := strconv.Atoi(f[1])
-		sess, _ := strconv.Atoi(f[3])
-		out[pid] = procInfo{pid: pid, ppid: ppid, session: sess, comm: s[open+1 : close], state: f[0]}
-	}
-	return out
-}
+func readProcs() map[int]procInfo { return ohtest.Procs() }
 
 // descendants are the live processes whose parent chain leads to root, or
 // that belong to one of the sessions (a job that was reparented still has
@@ -52,20 +21,20 @@ func descendants(root int, sessions map[int]bool) map[int]procInfo {
 	procs := readProcs()
 	out := map[int]procInfo{}
 	for pid, p := range procs {
-		if p.state == "Z" || pid == root {
+		if p.State == "Z" || pid == root {
 			continue
 		}
-		if sessions[p.session] {
+		if sessions[p.Session] {
 			out[pid] = p
 			continue
 		}
 		for q, hops := p, 0; hops < 64; hops++ {
-			if q.ppid == root {
+			if q.PPID == root {
 				out[pid] = p
 				break
 			}
-			next, ok := procs[q.ppid]
-			if !ok || q.ppid <= 1 {
+			next, ok := procs[q.PPID]
+			if !ok || q.PPID <= 1 {
 				break
 			}
 			q = next
@@ -119,7 +88,7 @@ func TestTerminalsLeaveNoProcesses(t *testing.T) {
 				before = descendants(b.cmd.Process.Pid, sessions)
 				sleeps := 0
 				for _, p := range before {
-					if p.comm == "sleep" {
+					if p.Comm == "sleep" {
 						sleeps++
 					}
 				}
@@ -160,13 +129,13 @@ func TestTerminalsLeaveNoProcesses(t *testing.T) {
 			var left []string
 			procs := readProcs()
 			for pid, p := range before {
-				if q, ok := procs[pid]; ok && q.state != "Z" && q.comm == p.comm {
-					left = append(left, fmt.Sprintf("%d %s (session %d)", pid, q.comm, q.session))
+				if q, ok := procs[pid]; ok && q.State != "Z" && q.Comm == p.Comm {
+					left = append(left, fmt.Sprintf("%d %s (session %d)", pid, q.Comm, q.Session))
 				}
 			}
 			for pid, p := range procs {
-				if sessions[p.session] && p.state != "Z" {
-					left = append(left, fmt.Sprintf("%d %s (session %d)", pid, p.comm, p.session))
+				if sessions[p.Session] && p.State != "Z" {
+					left = append(left, fmt.Sprintf("%d %s (session %d)", pid, p.Comm, p.Session))
 				}
 			}
 			if len(left) > 0 {

@@ -1,0 +1,42 @@
+package ohtest
+
+import (
+	"os"
+	"strconv"
+	"strings"
+)
+
+// Proc is what /proc/PID/stat says about a process.
+type Proc struct {
+	PID, PPID, Session int
+	Comm, State        string
+}
+
+// Procs reads the process table from /proc, for tests that check that a
+// face leaves no process behind.
+func Procs() map[int]Proc {
+	out := map[int]Proc{}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// "pid (comm) state ppid pgrp session ..."; comm may hold anything.
+		s := string(b)
+		open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || end < open {
+			continue
+		}
+		if f := strings.Fields(s[end+1:]); len(f) >= 4 {
+			ppid, _ := strconv.Atoi(f[1])
+			sess, _ := strconv.Atoi(f[3])
+			out[pid] = Proc{PID: pid, PPID: ppid, Session: sess, Comm: s[open+1 : end], State: f[0]}
+		}
+	}
+	return out
+}
