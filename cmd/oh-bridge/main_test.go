@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -74,12 +75,37 @@ func nodeClients(t *testing.T, module string) (node, dir string) {
 	return node, dir
 }
 
+// lockedBuffer is a bytes.Buffer the process's stderr copier and the
+// test may use at once.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func (l *lockedBuffer) Len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Len()
+}
+
 // bridge is a running oh-bridge process and a client on its stdio.
 type bridge struct {
 	cmd    *exec.Cmd
 	client *rpctest.Client
 	stdin  io.WriteCloser
-	stderr *bytes.Buffer
+	stderr *lockedBuffer
 	done   chan error
 }
 
@@ -88,7 +114,7 @@ func startBridge(t *testing.T, args ...string) *bridge {
 	cmd := exec.Command(bin, args...)
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
-	b := &bridge{cmd: cmd, stdin: stdin, stderr: &bytes.Buffer{}, done: make(chan error, 1)}
+	b := &bridge{cmd: cmd, stdin: stdin, stderr: &lockedBuffer{}, done: make(chan error, 1)}
 	cmd.Stderr = b.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -98,7 +124,7 @@ func startBridge(t *testing.T, args ...string) *bridge {
 	t.Cleanup(func() {
 		cmd.Process.Kill()
 		if t.Failed() {
-			t.Logf("bridge stderr:\n%s", b.stderr)
+			t.Logf("bridge stderr:\n%s", b.stderr.String())
 		}
 	})
 	return b
@@ -187,7 +213,7 @@ func TestStdioSession(t *testing.T) {
 		t.Fatalf("exit code %d after shutdown+exit, want 0", code)
 	}
 	if b.stderr.Len() != 0 {
-		t.Errorf("with --log-file, stderr should stay empty; got %q", b.stderr)
+		t.Errorf("with --log-file, stderr should stay empty; got %q", b.stderr.String())
 	}
 	logs, _ := os.ReadFile(logFile)
 	if !bytes.Contains(logs, []byte("initialized")) {
