@@ -410,92 +410,15 @@ func clip(s string, n int) string {
 // topLevelID finds the "id" member of a JSON object without decoding the
 // other members, so nesting beyond encoding/json's limit does not hide it.
 func topLevelID(body []byte) (json.RawMessage, bool) {
-	i := skipSpace(body, 0)
-	if i >= len(body) || body[i] != '{' {
+	members, ok := TopLevelMembers(body)
+	if !ok {
 		return nil, false
 	}
-	i++
-	for {
-		i = skipSpace(body, i)
-		if i >= len(body) || body[i] != '"' {
-			return nil, false
-		}
-		end := skipString(body, i)
-		if end < 0 {
-			return nil, false
-		}
-		key := body[i:end]
-		i = skipSpace(body, end)
-		if i >= len(body) || body[i] != ':' {
-			return nil, false
-		}
-		i = skipSpace(body, i+1)
-		vend := skipValue(body, i)
-		if vend < 0 {
-			return nil, false
-		}
-		if string(key) == `"id"` {
-			id, ok := checkID(json.RawMessage(body[i:vend]))
+	for _, m := range members {
+		if m.Key == `"id"` {
+			id, ok := checkID(m.Value)
 			return id, ok && id != nil
 		}
-		i = skipSpace(body, vend)
-		if i >= len(body) || body[i] != ',' {
-			return nil, false
-		}
-		i++
 	}
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
-		i++
-	}
-	return i
-}
-
-// skipString returns the index after the string starting at b[i] ('"').
-func skipString(b []byte, i int) int {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1
-		}
-	}
-	return -1
-}
-
-// skipValue returns the index after the value starting at b[i], counting
-// brackets instead of recursing.
-func skipValue(b []byte, i int) int {
-	depth := 0
-	for j := i; j < len(b); j++ {
-		switch b[j] {
-		case '"':
-			end := skipString(b, j)
-			if end < 0 {
-				return -1
-			}
-			j = end - 1
-		case '{', '[':
-			depth++
-		case '}', ']':
-			depth--
-			if depth < 0 {
-				return j
-			}
-		case ',':
-			if depth == 0 {
-				return j
-			}
-		}
-		if depth == 0 && j+1 < len(b) && (b[j] == '}' || b[j] == ']' || b[j] == '"') {
-			return j + 1
-		}
-	}
-	if depth == 0 {
-		return len(b)
-	}
-	return -1
+	return nil, false
 }

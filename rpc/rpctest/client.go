@@ -1,12 +1,12 @@
 // Package rpctest is a small JSON-RPC client for tests and benchmarks of
-// the bridge, in the spirit of net/http/httptest. It speaks the framing
-// itself rather than through the server's library, so tests do not share
-// the server's assumptions, and it can send malformed frames on purpose.
+// the bridge, in the spirit of net/http/httptest. It does not go through
+// the server's JSON-RPC library (sourcegraph/jsonrpc2), so tests do not
+// share its assumptions, and it can send malformed frames on purpose; it
+// reads frames and splits messages with package rpc's own small pieces.
 package rpctest
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -292,7 +292,7 @@ func (c *Client) Close() error { return c.rwc.Close() }
 // it as before.
 func decodeMessage(body []byte) (Message, error) {
 	var m Message
-	members, ok := topLevelMembers(body)
+	members, ok := rpc.TopLevelMembers(body)
 	if !ok {
 		err := json.Unmarshal(body, &m)
 		if err == nil {
@@ -302,138 +302,22 @@ func decodeMessage(body []byte) (Message, error) {
 	}
 	for _, kv := range members {
 		var err error
-		switch kv.key {
+		switch kv.Key {
 		case `"id"`:
-			m.ID = kv.value
+			m.ID = kv.Value
 		case `"method"`:
-			err = json.Unmarshal(kv.value, &m.Method)
+			err = json.Unmarshal(kv.Value, &m.Method)
 		case `"params"`:
-			m.Params = kv.value
+			m.Params = kv.Value
 		case `"result"`:
-			m.Result = kv.value
+			m.Result = kv.Value
 		case `"error"`:
 			m.Error = nil
-			err = json.Unmarshal(kv.value, &m.Error)
+			err = json.Unmarshal(kv.Value, &m.Error)
 		}
 		if err != nil {
 			return Message{}, err
 		}
 	}
 	return m, nil
-}
-
-type member struct {
-	key   string // as written, quotes included
-	value json.RawMessage
-}
-
-// topLevelMembers returns the members of the JSON object body, each value
-// as its raw bytes. It finds where values end (quotes and brackets), not
-// whether they are valid JSON; decoding a value checks that.
-func topLevelMembers(body []byte) ([]member, bool) {
-	i := skipSpace(body, 0)
-	if i >= len(body) || body[i] != '{' {
-		return nil, false
-	}
-	var out []member
-	i = skipSpace(body, i+1)
-	if i < len(body) && body[i] == '}' {
-		return out, skipSpace(body, i+1) == len(body)
-	}
-	for {
-		if i >= len(body) || body[i] != '"' {
-			return nil, false
-		}
-		end := skipString(body, i)
-		if end < 0 {
-			return nil, false
-		}
-		key := string(body[i:end])
-		i = skipSpace(body, end)
-		if i >= len(body) || body[i] != ':' {
-			return nil, false
-		}
-		i = skipSpace(body, i+1)
-		vend := skipValue(body, i)
-		if vend <= i {
-			return nil, false
-		}
-		out = append(out, member{key, json.RawMessage(body[i:vend])})
-		i = skipSpace(body, vend)
-		if i >= len(body) {
-			return nil, false
-		}
-		switch body[i] {
-		case ',':
-			i = skipSpace(body, i+1)
-		case '}':
-			return out, skipSpace(body, i+1) == len(body)
-		default:
-			return nil, false
-		}
-	}
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
-		i++
-	}
-	return i
-}
-
-// skipString returns the index after the string that starts at b[i], or
-// -1. A quote preceded by an odd run of backslashes is escaped.
-func skipString(b []byte, i int) int {
-	for j := i + 1; j < len(b); j++ {
-		k := bytes.IndexByte(b[j:], '"')
-		if k < 0 {
-			return -1
-		}
-		j += k
-		n := 0
-		for p := j - 1; p > i && b[p] == '\\'; p-- {
-			n++
-		}
-		if n%2 == 0 {
-			return j + 1
-		}
-	}
-	return -1
-}
-
-// skipValue returns the index after the value that starts at b[i], or -1:
-// strings end at their quote, objects and arrays at the bracket that
-// closes them, other values at the next delimiter.
-func skipValue(b []byte, i int) int {
-	depth := 0
-	for j := i; j < len(b); j++ {
-		switch b[j] {
-		case '"':
-			end := skipString(b, j)
-			if end < 0 {
-				return -1
-			}
-			if depth == 0 {
-				return end
-			}
-			j = end - 1
-		case '{', '[':
-			depth++
-		case '}', ']':
-			if depth == 0 {
-				return j
-			}
-			if depth--; depth == 0 {
-				return j + 1
-			}
-		case ',', ' ', '\t', '\r', '\n':
-			if depth == 0 {
-				return j
-			}
-		}
-	}
-	if depth == 0 {
-		return len(b)
-	}
-	return -1
 }
