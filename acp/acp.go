@@ -83,23 +83,12 @@ func (a *Agent) Bind(p rpc.Peer) { a.peer = p }
 // Methods is the ACP method table.
 func (a *Agent) Methods() map[string]rpc.Method {
 	return map[string]rpc.Method{
-		"initialize":     {Class: rpc.Inline, Handle: handle(a.initialize)},
-		"authenticate":   {Class: rpc.Inline, Handle: handle(a.authenticate)},
-		"session/new":    {Class: rpc.Concurrent, Handle: handle(a.newSession)},
-		"session/load":   {Class: rpc.Concurrent, Handle: handle(a.loadSession)},
-		"session/prompt": {Class: rpc.Concurrent, Handle: handle(a.prompt)},
-		"session/cancel": {Class: rpc.Inline, Handle: handle(a.cancel)},
-	}
-}
-
-// handle decodes params into P and runs f.
-func handle[P, R any](f func(context.Context, *P) (R, error)) rpc.Handler {
-	return func(ctx context.Context, raw json.RawMessage) (any, error) {
-		var p P
-		if err := rpc.DecodeParams(raw, &p); err != nil {
-			return nil, err
-		}
-		return f(ctx, &p)
+		"initialize":     {Class: rpc.Inline, Handle: rpc.Typed(a.initialize)},
+		"authenticate":   {Class: rpc.Inline, Handle: rpc.Typed(a.authenticate)},
+		"session/new":    {Class: rpc.Concurrent, Handle: rpc.Typed(a.newSession)},
+		"session/load":   {Class: rpc.Concurrent, Handle: rpc.Typed(a.loadSession)},
+		"session/prompt": {Class: rpc.Concurrent, Handle: rpc.Typed(a.prompt)},
+		"session/cancel": {Class: rpc.Inline, Handle: rpc.Typed(a.cancel)},
 	}
 }
 

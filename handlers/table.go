@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/oh-bridge/oh-bridge/rpc"
 )
@@ -30,18 +29,14 @@ func (h *Handlers) Methods() map[string]rpc.Method {
 	return m
 }
 
-// handle adapts a typed handler: it decodes params (bad params → -32602
-// naming the field) and maps domain errors to protocol errors.
+// handle adapts a typed handler (rpc.Typed: bad params → -32602 naming the
+// field) and maps its domain errors to protocol errors.
 func handle[P any, R any](fn func(context.Context, *P) (R, error)) rpc.Handler {
-	return func(ctx context.Context, raw json.RawMessage) (any, error) {
-		var p P
-		if err := rpc.DecodeParams(raw, &p); err != nil {
-			return nil, err
-		}
-		res, err := fn(ctx, &p)
+	return rpc.Typed(func(ctx context.Context, p *P) (any, error) {
+		res, err := fn(ctx, p)
 		if err != nil {
 			return nil, toRPCError(err)
 		}
 		return res, nil
-	}
+	})
 }

@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -41,6 +42,18 @@ func InvalidParams(field, expected string) *Error {
 	return NewError(CodeInvalidParams,
 		fmt.Sprintf("invalid params: %q must be %s", field, expected),
 		map[string]any{"kind": "invalid_params", "field": field, "expected": expected})
+}
+
+// Typed adapts a handler of decoded params to a Handler: params that do
+// not decode into P answer -32602 naming the field (see DecodeParams).
+func Typed[P, R any](fn func(context.Context, *P) (R, error)) Handler {
+	return func(ctx context.Context, raw json.RawMessage) (any, error) {
+		var p P
+		if err := DecodeParams(raw, &p); err != nil {
+			return nil, err
+		}
+		return fn(ctx, &p)
+	}
 }
 
 // DecodeParams unmarshals params into v. Unknown fields are tolerated, as in
