@@ -72,7 +72,7 @@ func (a *Agent) fileEditor(ctx context.Context, args *fileEditorArgs) (*Observat
 		obs.Content = append(obs.Content, Content{MIMEType: res.Image.MIMEType, Data: res.Image.Data})
 	}
 	if args.req.Command != editor.CommandView {
-		obs.Edit = &EditInfo{Path: res.Path, Diff: res.Diff}
+		obs.Edit = &EditInfo{Path: res.Path, Diff: res.Diff, Text: res.Text}
 	}
 	return obs, nil
 }

@@ -55,6 +55,7 @@ type CommandInfo struct {
 type EditInfo struct {
 	Path string
 	Diff string
+	Text string // the file's whole text after the edit
 }
 
 func textObservation(text string) *Observation {

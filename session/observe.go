@@ -26,9 +26,10 @@ type CallEvent struct {
 	// run (Err).
 	Observation *ohtools.Observation
 	Err         error
-	// Before and After are the text of the file an edit changes, read
-	// as the editor sees it (open buffers included): Before at the start
-	// (nil when the file does not exist), After at the end.
+	// Before and After are the text of the file an edit changes as the
+	// editor sees it (open buffers included): Before read at the start
+	// (nil when the file does not exist), After the editor's own result
+	// at the end (nil when the edit failed).
 	Before, After *string
 	// Path is the absolute path of the file a file_editor call names.
 	Path string
@@ -121,8 +122,10 @@ func (a *Agent) observeCall(ctx context.Context, call *ohtools.Call, args json.R
 	return func(res *ohtools.Observation, err error) {
 		end := ev
 		end.Ended, end.Observation, end.Err = true, res, err
-		if edits {
-			end.After = a.s.fileText(context.WithoutCancel(ctx), ev.Path)
+		if edits && res != nil && res.Edit != nil {
+			// What the editor wrote: reading it back would cost an ACP
+			// client another round trip.
+			end.After = &res.Edit.Text
 		}
 		for _, o := range obs {
 			o.OnCall(end)
