@@ -328,13 +328,13 @@ func capitalize(s string) string {
 	return s
 }
 
-// callKey identifies a call by its tool and arguments, whatever the
-// arguments' key order: the session's call carries the action's arguments.
+// callKey is session.CallKey; arguments that are not JSON are keyed as
+// they are, so such a call still meets its twin.
 func callKey(tool string, args json.RawMessage) string {
-	var v any
-	json.Unmarshal(args, &v)
-	b, _ := json.Marshal(v)
-	return tool + "\x00" + string(b)
+	if key, ok := session.CallKey(tool, args); ok {
+		return key
+	}
+	return tool + "\x00" + string(args)
 }
 
 // bindEarly matches an action with a session call that started first.

@@ -91,7 +91,7 @@ type preApproval struct {
 // agent-server asked for confirmation before sending it): the call itself
 // then runs without asking again, once.
 func (s *Session) PreApprove(tool string, args json.RawMessage) {
-	key, ok := callKey(tool, args)
+	key, ok := CallKey(tool, args)
 	if !ok {
 		return
 	}
@@ -102,7 +102,7 @@ func (s *Session) PreApprove(tool string, args json.RawMessage) {
 
 // takeApproval consumes an approval recorded for this call.
 func (s *Session) takeApproval(tool string, args json.RawMessage) bool {
-	key, ok := callKey(tool, args)
+	key, ok := CallKey(tool, args)
 	if !ok {
 		return false
 	}
@@ -124,9 +124,10 @@ func (s *Session) takeApproval(tool string, args json.RawMessage) bool {
 	return found
 }
 
-// callKey identifies a call by its tool and its arguments, whatever their
-// key order.
-func callKey(tool string, args json.RawMessage) (string, bool) {
+// CallKey identifies a call by its tool and its arguments, whatever their
+// key order: an agent-server's action and the tool call carrying it out
+// have the same key. ok is false when the arguments are not JSON.
+func CallKey(tool string, args json.RawMessage) (key string, ok bool) {
 	var v any
 	if len(args) > 0 && json.Unmarshal(args, &v) != nil {
 		return "", false
