@@ -45,16 +45,16 @@ type Tracker struct {
 
 // call is one tool call of the agent.
 type call struct {
-	id       string
-	tool     string
-	key      string
-	args     json.RawMessage
-	path     string
-	command  string // file_editor's command
+	id      string
+	tool    string
+	key     string
+	args    json.RawMessage
+	path    string
+	command string // file_editor's command
+	// terminal is where the command ran, when it ran in this session; out
+	// is its live output.
 	terminal string
-	// out is the command's live output; liveSeen says it ever ran here.
 	out      outputBuf
-	liveSeen bool
 	flush    *time.Timer
 	// awaitEnd: the call ended with its command; its output is complete
 	// at the terminal's next end mark.
@@ -388,7 +388,7 @@ func (t *Tracker) start(c *call, ev session.CallEvent) {
 	t.live[ev.ID] = c
 	u := &ToolCall{SessionUpdate: "tool_call_update", ToolCallID: c.id, Status: "in_progress"}
 	if c.tool == "terminal" {
-		c.terminal, c.liveSeen = ev.TerminalID, true
+		c.terminal = ev.TerminalID
 		if prev := t.running[ev.TerminalID]; prev != nil && prev != c {
 			t.flushNow(prev)
 		}
@@ -496,7 +496,7 @@ func (t *Tracker) observation(e *event) {
 	switch c.tool {
 	case "terminal":
 		body := obsText
-		if c.liveSeen {
+		if c.terminal != "" {
 			body = c.out.String()
 		}
 		u.Content = textContent(body)
