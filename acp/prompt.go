@@ -16,6 +16,7 @@ import (
 type turn struct {
 	running   bool // the conversation ran since the message was sent
 	cancelled bool
+	cancel    chan struct{} // closed when cancelled becomes true
 	done      chan struct{}
 	stop      string // the stop reason
 	err       error
@@ -64,7 +65,7 @@ func (a *Agent) prompt(ctx context.Context, p *promptParams) (any, error) {
 			Content: conversation.ContentBlock{Type: "text", Text: a.cfg.HowToConfigure}})
 		return map[string]any{"stopReason": "end_turn"}, nil
 	}
-	t := &turn{done: make(chan struct{})}
+	t := &turn{done: make(chan struct{}), cancel: make(chan struct{})}
 	s.mu.Lock()
 	if s.turn != nil {
 		s.mu.Unlock()
@@ -81,6 +82,7 @@ func (a *Agent) prompt(ctx context.Context, p *promptParams) (any, error) {
 	// events come on their own socket.
 	sent := make(chan error, 1)
 	go func() { sent <- s.conv.SendMessage(ctx, text) }()
+	cancelled := t.cancel
 	var grace <-chan time.Time
 	for {
 		select {
@@ -98,14 +100,10 @@ func (a *Agent) prompt(ctx context.Context, p *promptParams) (any, error) {
 			// $/cancel_request: the same as session/cancel.
 			s.cancelTurn()
 			return map[string]any{"stopReason": "cancelled"}, nil
+		case <-cancelled:
+			cancelled, grace = nil, time.After(cancelGrace)
 		case <-grace:
 			return map[string]any{"stopReason": "cancelled"}, nil
-		case <-time.After(100 * time.Millisecond):
-			s.mu.Lock()
-			if t.cancelled && grace == nil {
-				grace = time.After(cancelGrace)
-			}
-			s.mu.Unlock()
 		}
 	}
 }
@@ -157,6 +155,7 @@ func (s *acpSession) cancelTurn() {
 		return
 	}
 	t.cancelled = true
+	close(t.cancel)
 	s.mu.Unlock()
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), cancelGrace)
