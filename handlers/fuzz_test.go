@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -63,13 +62,8 @@ func newTarget(tb testing.TB) *target {
 	os.WriteFile(filepath.Join(root, "a.txt"), []byte("alpha\nbeta\n"), 0o644)
 	os.Mkdir(filepath.Join(root, "d"), 0o755)
 	os.Setenv("HOME", root)
-	h := handlers.New(handlers.Config{Roots: []string{root}})
 	panics := &panicLog{}
-	srv := rpc.NewServer(rpc.Options{Methods: h.Methods(), Shutdown: h.Shutdown, Logger: slogTo(panics)})
-	h.Bind(srv)
-	a, b := net.Pipe()
-	go srv.Serve(context.Background(), rpc.NewStream(a, nil, nil))
-	c := rpctest.NewClient(b)
+	h, c := serveLogged(tb, handlers.Config{Roots: []string{root}}, slogTo(panics))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if _, err := c.Initialize(ctx, map[string]any{"capabilities": map[string]any{}}); err != nil {

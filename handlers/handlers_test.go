@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net"
 	"net/url"
 	"os"
@@ -20,8 +21,14 @@ import (
 // serve runs handlers in-process behind rpc, over a pipe, gopls style.
 func serve(t *testing.T, cfg handlers.Config) (*handlers.Handlers, *rpctest.Client) {
 	t.Helper()
+	return serveLogged(t, cfg, nil)
+}
+
+// serveLogged is serve with the rpc layer's log going to logger.
+func serveLogged(t testing.TB, cfg handlers.Config, logger *slog.Logger) (*handlers.Handlers, *rpctest.Client) {
+	t.Helper()
 	h := handlers.New(cfg)
-	srv := rpc.NewServer(rpc.Options{Methods: h.Methods(), Shutdown: h.Shutdown})
+	srv := rpc.NewServer(rpc.Options{Methods: h.Methods(), Shutdown: h.Shutdown, Logger: logger})
 	h.Bind(srv)
 	a, b := net.Pipe()
 	done := make(chan struct{})
