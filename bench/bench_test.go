@@ -10,8 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"sort"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -215,16 +213,4 @@ func BenchmarkIdleRSS(b *testing.B) {
 	b.ReportMetric(total/float64(b.N), "rss-MB")
 }
 
-func rssMB(pid int) (float64, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
-			kb, err := strconv.ParseFloat(f[1], 64)
-			return kb / 1024, err
-		}
-	}
-	return 0, fmt.Errorf("no VmRSS for pid %d", pid)
-}
+func rssMB(pid int) (float64, error) { return statusMB(pid, "VmRSS") }

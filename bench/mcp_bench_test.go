@@ -188,7 +188,7 @@ func BenchmarkMCPTenSessions(b *testing.B) {
 	for _, id := range ids {
 		p.timedRun(b, id)
 	}
-	idle, _ := statusMB(p.cmd.Process.Pid, "VmRSS:")
+	idle, _ := statusMB(p.cmd.Process.Pid, "VmRSS")
 	url, token := mcpHTTP(b, p)
 	sessions := make([]rawMCP, n)
 	for i := range sessions {
@@ -217,8 +217,8 @@ func BenchmarkMCPTenSessions(b *testing.B) {
 		round(pool, func(i int) time.Duration { return p.timedRun(b, ids[i]) }, &viaRun)
 	}
 	b.StopTimer()
-	rss, _ := statusMB(p.cmd.Process.Pid, "VmRSS:")
-	hwm, _ := statusMB(p.cmd.Process.Pid, "VmHWM:")
+	rss, _ := statusMB(p.cmd.Process.Pid, "VmRSS")
+	hwm, _ := statusMB(p.cmd.Process.Pid, "VmHWM")
 	b.ReportMetric(us(percentile(viaMCP, 0.5)), "mcp-p50-µs")
 	b.ReportMetric(us(percentile(viaMCP, 0.99)), "mcp-p99-µs")
 	b.ReportMetric(us(percentile(viaRun, 0.5)), "8-terminal-run-p50-µs")

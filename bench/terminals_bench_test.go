@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/oh-bridge/oh-bridge/ohruntime/ohtest"
 )
 
 // The terminal benchmarks run the bridge, and the shells it starts, with an
@@ -111,7 +111,7 @@ func BenchmarkTerminalRunThroughput(b *testing.B) {
 		b.Fatal(err)
 	}
 	base := time.Since(t)
-	hwm, err := statusMB(p.cmd.Process.Pid, "VmHWM:")
+	hwm, err := statusMB(p.cmd.Process.Pid, "VmHWM")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -120,17 +120,15 @@ func BenchmarkTerminalRunThroughput(b *testing.B) {
 	b.ReportMetric(hwm, "peak-rss-MB")
 }
 
-// statusMB reads a kB field of /proc/PID/status, in MB.
+// statusMB reads a kB field of /proc/PID/status ("VmRSS"), in MB.
 func statusMB(pid int, field string) (float64, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	st, err := ohtest.Status(pid)
 	if err != nil {
 		return 0, err
 	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == field {
-			kb, err := strconv.ParseFloat(f[1], 64)
-			return kb / 1024, err
-		}
+	kb, ok := st[field]
+	if !ok {
+		return 0, fmt.Errorf("no %s for pid %d", field, pid)
 	}
-	return 0, fmt.Errorf("no %s for pid %d", field, pid)
+	return float64(kb) / 1024, nil
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -87,24 +86,8 @@ func TestBackToBaseline(t *testing.T) {
 
 // procStatus reads VmRSS and Threads of a process.
 func procStatus(pid int) (rssKB, threads int, err error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, 0, err
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		name, v, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		n, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
-		switch name {
-		case "VmRSS":
-			rssKB = n
-		case "Threads":
-			threads = n
-		}
-	}
-	return rssKB, threads, nil
+	st, err := ohtest.Status(pid)
+	return st["VmRSS"], st["Threads"], err
 }
 
 func fdCount(pid int) int {

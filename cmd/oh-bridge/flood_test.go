@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oh-bridge/oh-bridge/ohruntime/ohtest"
+
 	"github.com/oh-bridge/oh-bridge/rpc"
 )
 
@@ -124,18 +126,15 @@ func TestFloodWithoutReading(t *testing.T) {
 // rssKB reads a memory figure of a process from /proc, in KB.
 func rssKB(t *testing.T, pid int, field string) int {
 	t.Helper()
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	st, err := ohtest.Status(pid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, field+":"); ok {
-			kb, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
-			return kb
-		}
+	kb, ok := st[field]
+	if !ok {
+		t.Fatalf("no %s in /proc/%d/status", field, pid)
 	}
-	t.Fatalf("no %s in /proc/%d/status", field, pid)
-	return 0
+	return kb
 }
 
 // TestTerminalOutputNotRead streams 100 MB of a command's output to a

@@ -1,8 +1,8 @@
 // Package ohtest holds what the golden tests of OpenHands' semantics share,
 // V0's (ohruntime) and V1's (ohtools): reading a JSONL file of cases, and
 // preparing a case's workspace; and, for the tests of the faces that serve
-// those tools, finding the command an agent runs. It is imported by tests
-// only.
+// those tools, finding the command an agent runs and reading the process
+// table and a process's figures from /proc. It is imported by tests only.
 package ohtest
 
 import (

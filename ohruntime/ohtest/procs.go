@@ -1,6 +1,7 @@
 package ohtest
 
 import (
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -39,4 +40,24 @@ func Procs() map[int]Proc {
 		}
 	}
 	return out
+}
+
+// Status reads the numeric fields of /proc/PID/status by name: "VmRSS"
+// and "VmHWM" in kB, "Threads", and so on.
+func Status(pid int) (map[string]int, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int{}
+	for _, line := range strings.Split(string(data), "\n") {
+		name, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		if n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB")); err == nil {
+			out[name] = n
+		}
+	}
+	return out, nil
 }
