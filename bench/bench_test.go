@@ -24,17 +24,7 @@ func TestMain(m *testing.M) {
 	if f := flag.Lookup("test.bench"); f == nil || f.Value.String() == "" {
 		os.Exit(m.Run()) // no benchmark selected: nothing to build
 	}
-	dir, err := os.MkdirTemp("", "oh-bridge-bench-")
-	if err != nil {
-		panic(err)
-	}
-	if bin, err = rpctest.BuildBridge("../cmd/oh-bridge", dir); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(rpctest.RunWithBridge(m, "../cmd/oh-bridge", &bin))
 }
 
 type proc struct {

@@ -24,19 +24,7 @@ import (
 // bin is the oh-bridge binary under test, built once by TestMain.
 var bin string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "oh-bridge-soak-")
-	if err != nil {
-		panic(err)
-	}
-	if bin, err = rpctest.BuildBridge("../cmd/oh-bridge", dir); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(rpctest.RunWithBridge(m, "../cmd/oh-bridge", &bin)) }
 
 // scale is how much load one run makes, spread over duration.
 type scale struct {

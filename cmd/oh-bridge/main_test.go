@@ -25,19 +25,7 @@ import (
 // bin is the oh-bridge binary under test, built once by TestMain.
 var bin string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "oh-bridge-bin-")
-	if err != nil {
-		panic(err)
-	}
-	if bin, err = rpctest.BuildBridge(".", dir); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(rpctest.RunWithBridge(m, ".", &bin)) }
 
 // repoRoot is the module root, for fixtures and test clients.
 func repoRoot(t *testing.T) string {

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"testing"
 )
 
 // NewProcessClient is a Client on a child process's stdio: it reads the
@@ -30,4 +32,21 @@ func BuildBridge(pkg, dir string) (string, error) {
 		return "", fmt.Errorf("cannot build oh-bridge: %v\n%s", err, stderr.String())
 	}
 	return bin, nil
+}
+
+// RunWithBridge is a TestMain: it builds the oh-bridge command at pkg into
+// a temporary directory, sets *bin to the binary, runs the tests and
+// removes the directory. It returns the exit code for os.Exit.
+func RunWithBridge(m *testing.M, pkg string, bin *string) int {
+	dir, err := os.MkdirTemp("", "oh-bridge-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	if *bin, err = BuildBridge(pkg, dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
 }
