@@ -14,7 +14,6 @@ import (
 // around a command (the prompt, the integration) is dropped.
 type outFilter struct {
 	inCommand bool
-	ended     bool   // a D or A mark was read in this chunk
 	pending   []byte // an escape sequence cut by the chunk's end
 }
 
@@ -24,8 +23,7 @@ const maxPendingEscape = 4 << 10
 
 // write returns the command output in data, and whether data ended a
 // command (its D mark, or a new prompt's A).
-func (f *outFilter) write(data []byte) (string, bool) {
-	f.ended = false
+func (f *outFilter) write(data []byte) (text string, ended bool) {
 	if len(f.pending) > 0 {
 		data = append(f.pending, data...)
 		f.pending = nil
@@ -52,13 +50,15 @@ func (f *outFilter) write(data []byte) (string, bool) {
 			}
 			break
 		}
-		f.osc(rest[:end])
+		if f.osc(rest[:end]) {
+			ended = true
+		}
 		data = rest[end+size:]
 	}
 	if out.Len() == 0 {
-		return "", f.ended
+		return "", ended
 	}
-	return ansi.Strip(out.String()), f.ended
+	return ansi.Strip(out.String()), ended
 }
 
 func (f *outFilter) keep(b []byte, out *bytes.Buffer) {
@@ -80,18 +80,21 @@ func oscEnd(b []byte) (at, size int) {
 	return -1, 0
 }
 
-// osc follows the command marks; other OSCs (titles, hyperlinks) vanish.
-func (f *outFilter) osc(body []byte) {
+// osc follows the command marks, and says whether one ended a command;
+// other OSCs (titles, hyperlinks) vanish.
+func (f *outFilter) osc(body []byte) (ended bool) {
 	s := string(body)
 	if !strings.HasPrefix(s, "633;") {
-		return
+		return false
 	}
 	switch mark, _, _ := strings.Cut(s[4:], ";"); mark {
 	case "C":
 		f.inCommand = true
 	case "D", "A":
-		f.inCommand, f.ended = false, true
+		f.inCommand = false
+		return true
 	}
+	return false
 }
 
 // outputBuf is a command's output as a card shows it: lines, with a
