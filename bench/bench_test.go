@@ -75,6 +75,22 @@ func (p rawPeer) roundTrips(b *testing.B, n int) []time.Duration {
 	return lat
 }
 
+// stop ends a process started with a stdin pipe: stdin closed, then up to
+// 5 s for it to exit before it is killed. The bridge and bash exit on
+// their own, and their shells write the history file into the benchmark's
+// HOME on the way out: before its temp dir is removed, not during.
+func stop(stdin io.Closer, cmd *exec.Cmd) {
+	stdin.Close()
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		cmd.Process.Kill()
+		<-done
+	}
+}
+
 // startRaw starts a process for rawPeer use; initialize is sent for the bridge.
 func startRaw(b *testing.B, initialize bool, name string, args ...string) rawPeer {
 	cmd := exec.Command(name, args...)
@@ -83,7 +99,7 @@ func startRaw(b *testing.B, initialize bool, name string, args ...string) rawPee
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { stdin.Close(); cmd.Process.Kill(); cmd.Wait() })
+	b.Cleanup(func() { stop(stdin, cmd) })
 	p := rawPeer{w: stdin, r: bufio.NewReader(stdout)}
 	if initialize {
 		body := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"capabilities":{}}}`

@@ -36,7 +36,7 @@ func spawnCmd(b *testing.B, cmd *exec.Cmd) *proc {
 		b.Fatal(err)
 	}
 	p := &proc{cmd: cmd, stdin: stdin, client: rpctest.NewProcessClient(stdout, stdin)}
-	b.Cleanup(func() { stdin.Close(); cmd.Process.Kill(); cmd.Wait() })
+	b.Cleanup(func() { stop(stdin, cmd) })
 	return p
 }
 

@@ -37,7 +37,7 @@ func newTestRuntime(t *testing.T) (*ohruntime.Runtime, string) {
 		FS:              fs,
 		NoChangeTimeout: time.Second,
 		ShellMode:       shellint.ModeNoRC,
-		Env:             map[string]string{"HOME": dir},
+		Env:             map[string]string{"HOME": t.TempDir()},
 	})
 	if err != nil {
 		t.Fatal(err)

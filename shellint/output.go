@@ -23,8 +23,10 @@ type cooker struct {
 
 func newCooker() *cooker {
 	c := &cooker{}
-	c.p = ansi.NewParser()
-	// We never look at OSC/DCS payloads; don't collect 64 KiB of them.
+	// Not ansi.NewParser: it allocates a 64 KiB buffer for OSC/DCS
+	// payloads, which we never look at, on every command.
+	c.p = new(ansi.Parser)
+	c.p.SetParamsSize(parser.MaxParamsSize)
 	c.p.SetDataSize(256)
 	c.p.SetHandler(ansi.Handler{
 		Print:     c.print,

@@ -71,9 +71,6 @@ __br_lpwd=""
 __br_pcwd=""
 if [[ -z "$__br_norc" && -r ~/.bashrc ]]; then builtin source ~/.bashrc; fi
 __br_rs() { builtin return "$1"; }
-# The line's last word: re-arm the hooks (the command may have replaced
-# them), hand back $? and, as the last argument, $_.
-__br_fin() { [[ "${PROMPT_COMMAND-}" == __br_precmd ]] || __br_arm; builtin return "$1"; }
 __br_esc() {
   builtin local s="$1"
   s="${s//\\/\\x5c}"
@@ -88,6 +85,75 @@ __br_esc() {
   s="${s//$'\r'/\\x0d}"
   __br_e="$s"
 }
+# __br_rd reads a command too long for one tty line from its file.
+__br_rd() { __br_c=""; IFS= builtin read -r -d '' __br_c < "$1" || :; }
+if [[ -z "$__br_editing" ]] && (( BASH_VERSINFO[0] > 5 || (BASH_VERSINFO[0] == 5 && BASH_VERSINFO[1] >= 1) )); then
+# Typed mode (bash 5.1+, no line editor). The markers are part of PS1, so
+# bash itself prints them with the prompt it prints for a person, and a
+# command can be typed as it is: bash keeps $?, $_, PIPESTATUS and history
+# across it natively (5.1 restores them around each PROMPT_COMMAND entry).
+# The bridge types the plain lines (typed.go) and wraps the rest in the
+# eval line as in classic mode. D's last field is "f" and two digits: 1 if
+# our hook ran before this prompt, then the 0 that resets it.
+__br_k=0
+__br_eps=()
+__br_ps1=""
+__br_pfx='\[\e]633;P;Cwd=${__br_pcwd};${__br_nonce}\a\e]633;D;$?;${__br_nonce};f$((__br_k))$((__br_k=0))\a\e]633;A;${__br_nonce}\a\]'
+__br_sfx='\[\e]633;B\a\]'
+# The hook is the last PROMPT_COMMAND entry, after the user's (which may
+# set PS1): one test a prompt unless PS1 or the directory changed.
+__br_hook='__br_k=1;[[ "$PS1" == "$__br_ps1" && "$PWD" == "$__br_lpwd" ]] || __br_fix'
+# __br_fix wraps PS1 again around whatever prompt is now the user's (venv's
+# activate prepends to the wrapped one, deactivate restores an old one),
+# and escapes a new cwd for P once.
+__br_fix() {
+  if [[ "$PS1" != "$__br_ps1" ]]; then
+    builtin local u="${PS1//"$__br_pfx"/}"
+    u="${u//"$__br_sfx"/}"
+    [[ "$u" != '\s-\v\$ ' ]] || u='\u@\h:\w\$ '
+    __br_ps1="$__br_pfx$u$__br_sfx"
+    PS1="$__br_ps1" PS2=''
+  fi
+  if [[ "$PWD" != "$__br_lpwd" ]]; then __br_lpwd="$PWD"; __br_esc "$PWD"; __br_pcwd="$__br_e"; fi
+}
+__br_arm() {
+  builtin local n=${#PROMPT_COMMAND[@]} e
+  if (( n > 0 )) && [[ "${PROMPT_COMMAND[n-1]}" == "$__br_hook" ]]; then builtin return 0; fi
+  builtin local -a pc
+  for e in "${PROMPT_COMMAND[@]}"; do [[ "$e" == "$__br_hook" || -z "$e" ]] || pc+=("$e"); done
+  PROMPT_COMMAND=("${pc[@]}" "$__br_hook")
+}
+# The eval line's last word: re-arm the hook (the command may have
+# replaced PROMPT_COMMAND), print P and D for its seq ($2), hand back $? and, as
+# the last argument, $_. The prompt's own D cannot serve here: when eval
+# hits EOF inside a quote, bash 5.2 shows a prompt expanded before the line
+# ran (its $? and variables are the previous prompt's).
+__br_fin() {
+  __br_arm
+  [[ "$PWD" == "$__br_lpwd" ]] || __br_fix
+  builtin printf '\033]633;P;Cwd=%s;%s\007\033]633;D;%s;%s;%s\007' "$__br_pcwd" "$__br_nonce" "$1" "$__br_nonce" "$2"
+  builtin return "$1"
+}
+# __br_mkpp builds the pipeline that rebuilds PIPESTATUS from its
+# arguments, for an eval'd text that reads it.
+__br_mkpp() {
+  __br_pp=""
+  if (( $# > 1 )); then
+    builtin local st
+    for st; do __br_pp+="${__br_pp:+|}__br_rs $st"; done
+    __br_pp+=";"
+  fi
+}
+__br_pre='__br_rs "$__br_ec" "$__br_la";'
+__br_post=$'\n''__br_st=$? __br_eps=("${PIPESTATUS[@]}") __br_la=$_'
+__br_fix
+__br_arm
+else
+# Classic mode (older bash, or a line editor): the prompt hook prints the
+# markers; every command goes through the eval line.
+# The line's last word: re-arm the hooks (the command may have replaced
+# them), hand back $? and, as the last argument, $_.
+__br_fin() { [[ "${PROMPT_COMMAND-}" == __br_precmd ]] || __br_arm; builtin return "$1"; }
 __br_arm() {
   builtin local e pc=""
   if [[ "${#PROMPT_COMMAND[@]}" == 1 && "${PROMPT_COMMAND[0]}" == __br_precmd ]]; then builtin return 0; fi
@@ -132,10 +198,9 @@ __br_precmd() {
 # with the previous command's $? and $_, and its own are captured after it.
 __br_pre='__br_rs "$__br_ec" "$__br_la";'
 __br_post=$'\n''__br_st=$? __br_ps=("${PIPESTATUS[@]}") __br_la=$_'
-# __br_rd reads a command too long for one tty line from its file.
-__br_rd() { __br_c=""; IFS= builtin read -r -d '' __br_c < "$1" || :; }
 __br_arm
 builtin set +o history
+fi
 # Readline reads input one byte per syscall and echoes each byte; without it
 # the tty hands bash the whole submitted line at once (~1 ms per command).
 if [[ -z "$__br_editing" ]]; then builtin set +o emacs +o vi; fi

@@ -162,6 +162,7 @@ type command struct {
 	cook       *cooker
 	proc       *ptyProc // fallback only
 	delivered  bool     // the final Result was handed out
+	typed      bool     // typed as it is, not through the eval line (typed.go)
 }
 
 // Session is one terminal: a shell on a PTY, or (in fallback mode) a run
@@ -191,7 +192,13 @@ type Session struct {
 	// promptPending: a command ended (D) and the prompt after it (A) has
 	// not been read yet.
 	promptPending bool
-	seq           int
+	// typed: the shell runs the typed-mode integration (its D marker ends
+	// in "f"); hookLost: the last prompt came without our prompt hook
+	// having run, so the next command re-arms it through the eval line;
+	// lastEval: the last command went through the eval line.
+	typed, hookLost, lastEval bool
+	testEvalOnly              bool // tests: every command through the eval line
+	seq                       int
 	cur           *command
 	cmds          []*command
 	offset        int64
@@ -377,6 +384,7 @@ func (s *Session) startShell(ctx context.Context, m Mode) (ok bool, err error) {
 	s.mu.Lock()
 	s.mode = m
 	s.ready = false
+	s.typed, s.hookLost, s.lastEval = false, false, false
 	s.scan = markScanner{}
 	s.mu.Unlock()
 	// Hold mu across the start so that onData, which takes mu, cannot see
@@ -564,6 +572,10 @@ func (s *Session) onMarkLocked(m mark) {
 		s.onTextLocked(m.raw)
 		return
 	}
+	if m.code == "D" {
+		s.onEndLocked(m)
+		return
+	}
 	s.mirrorMarkLocked(m)
 	switch m.code {
 	case "A":
@@ -589,18 +601,34 @@ func (s *Session) onMarkLocked(m mark) {
 		if c := s.cur; c != nil && !c.started && m.args[1] == strconv.Itoa(c.seq) {
 			c.started = true
 		}
-	case "D":
-		c := s.cur
-		if c == nil || m.args[2] != strconv.Itoa(c.seq) {
+	}
+}
+
+// onEndLocked handles D;<exit>;<nonce>;<tag>. The classic integration
+// prints D only after one of our lines, tagged with its seq. The typed one
+// prints it with every prompt (PS1), tagged "f" and whether our hook ran:
+// there the first D after a line is submitted ends that command, since the
+// shell prints no prompt between reading a line and finishing it. Only a
+// D that ends a command is mirrored: VS Code would take the others for
+// commands of their own.
+func (s *Session) onEndLocked(m mark) {
+	c := s.cur
+	if tag := m.args[2]; strings.HasPrefix(tag, "f") {
+		s.typed = true
+		s.hookLost = tag != "f10"
+		if c == nil || c.done || c.proc != nil {
 			return
 		}
-		ec, err := strconv.Atoi(m.args[0])
-		if err != nil {
-			ec = -1
-		}
-		s.finishLocked(c, ec, "exited")
-		s.promptPending = true
+	} else if c == nil || tag != strconv.Itoa(c.seq) {
+		return
 	}
+	s.mirrorMarkLocked(m)
+	ec, err := strconv.Atoi(m.args[0])
+	if err != nil {
+		ec = -1
+	}
+	s.finishLocked(c, ec, "exited")
+	s.promptPending = true
 }
 
 // markIsOurs checks the nonce (and shape); anything else, including a
@@ -792,12 +820,19 @@ func (s *Session) submit(text, cwd string, reserved bool) (*command, error) {
 	}
 	var line string
 	if s.mode != ModeFallback {
-		line = submitLine(s.shellKind, c.seq, runText, "", s.opts.LineEditing)
-		if len(line) > maxInlineLine {
-			line = submitLine(s.shellKind, c.seq, "", c.file, s.opts.LineEditing)
-		} else {
+		lo := lineOpts{shell: s.shellKind, seq: c.seq, text: runText, editing: s.opts.LineEditing, typed: s.typed, prevEval: s.lastEval}
+		switch {
+		case s.typed && !s.hookLost && cwd == "" && !s.testEvalOnly && typable(text, s.lastEval):
+			line = text + "\r"
+			c.file, c.typed = "", true
+		case len(submitLine(lo)) <= maxInlineLine:
+			line = submitLine(lo)
 			c.file = ""
+		default:
+			lo.text, lo.file = "", c.file
+			line = submitLine(lo)
 		}
+		s.lastEval = !c.typed
 	}
 	if c.file != "" {
 		body := runText

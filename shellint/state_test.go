@@ -64,23 +64,55 @@ func TestStateSurvivesBetweenCommands(t *testing.T) {
 		{name: "background job: fg", set: "sleep 0.3 & :", check: "fg >/dev/null; echo fg:$?", want: "fg:0\n", zsh: "...running    sleep 0.3\nfg:0\n"},
 		{name: "history", set: "echo hist-marker >/dev/null", check: "history | grep -c 'echo hist-marke[r]'", want: "1\n"},
 	}
+	// In bash, each row runs with each command typed as it is or sent
+	// through the eval line (typed.go), in the four orders, so that either
+	// way of running a command leaves the state the other one expects.
+	type path struct {
+		name           string
+		setEval, check bool // true: through the eval line
+	}
+	paths := []path{{"typed-typed", false, false}, {"eval-typed", true, false}, {"typed-eval", false, true}, {"eval-eval", true, true}}
 	eachShell(t, func(t *testing.T, sh string) {
+		ps := paths
+		if sh == "zsh" {
+			ps = paths[3:] // zsh has only the eval line
+		}
 		for _, row := range rows {
-			set, check, want := row.forShell(sh)
-			dir := t.TempDir()
-			if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
-				t.Fatal(err)
+			for _, p := range ps {
+				set, check, want := row.forShell(sh)
+				dir := t.TempDir()
+				if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				want = strings.ReplaceAll(want, "{dir}", dir)
+				s := start(t, Options{Shell: sh, Cwd: dir, Env: map[string]string{"HOME": t.TempDir()}})
+				s.testEvalOnly = p.setEval
+				runAs(t, s, set, !p.setEval)
+				s.testEvalOnly = p.check
+				// Right after an eval'd command the shell no longer holds
+				// its PIPESTATUS: a text reading it goes through eval too.
+				r := runAs(t, s, check, !p.check && !(p.setEval && strings.Contains(check, "PIPESTATUS")))
+				if r.Output != want && !(strings.HasPrefix(want, "...") && strings.HasSuffix(r.Output, want[3:])) {
+					t.Errorf("%s (%s): after %q, %q printed %q (exit %s), want %q", row.name, p.name, set, check, r.Output, exitCode(r), want)
+				}
+				s.Close()
 			}
-			want = strings.ReplaceAll(want, "{dir}", dir)
-			s := start(t, Options{Shell: sh, Cwd: dir, Env: map[string]string{"HOME": t.TempDir()}})
-			run(t, s, set, RunOptions{})
-			r := run(t, s, check, RunOptions{})
-			if r.Output != want && !(strings.HasPrefix(want, "...") && strings.HasSuffix(r.Output, want[3:])) {
-				t.Errorf("%s: after %q, %q printed %q (exit %s), want %q", row.name, set, check, r.Output, exitCode(r), want)
-			}
-			s.Close()
 		}
 	})
+}
+
+// runAs runs cmd and checks that it was typed as it is (typed) or went
+// through the eval line.
+func runAs(t *testing.T, s *Session, cmd string, typed bool) *Result {
+	t.Helper()
+	r := run(t, s, cmd, RunOptions{})
+	s.mu.Lock()
+	c := s.findLocked(r.Seq)
+	s.mu.Unlock()
+	if c == nil || c.typed != typed {
+		t.Fatalf("%q: typed = %v, want %v", cmd, c != nil && c.typed, typed)
+	}
+	return r
 }
 
 // TestLongCommand runs a command longer than a tty line (canonical mode

@@ -10,47 +10,77 @@ import (
 // goes through a file the shell reads instead.
 const maxInlineLine = 3500
 
-// submitLine is the one line that runs command seq (see scripts.go). With
-// file set, the text is read from it. It starts with a space so zsh's
-// HIST_IGNORE_SPACE keeps it out of the history (bash's history is off;
-// the line adds the command text itself). editing adds the C marker a line
-// editor's echo needs.
-func submitLine(shellKind string, seq int, text, file string, editing bool) string {
+// lineOpts says how submitLine wraps a command.
+type lineOpts struct {
+	shell   string // "bash" or "zsh"
+	seq     int
+	text    string // the command, inline
+	file    string // or the file it is read from
+	editing bool   // a line editor echoes the line: add the C marker
+	// typed: the bash runs the typed-mode integration (scripts.go), whose
+	// PS1 prints the markers; prevEval: the previous command went through
+	// this line too, so its PIPESTATUS is in __br_eps, not the shell's.
+	typed, prevEval bool
+}
+
+// submitLine is the one line that runs a command through eval (see
+// scripts.go). It starts with a space so zsh's HIST_IGNORE_SPACE keeps it
+// out of the history (classic bash's history is off; typed bash's
+// `history -s` replaces the line it was recorded as); the line adds the
+// command text itself.
+func submitLine(o lineOpts) string {
 	var b strings.Builder
-	b.Grow(len(text) + 256)
-	b.WriteString(` PS1="$__br_user_ps1" __br_seq=`)
-	b.WriteString(strconv.Itoa(seq))
-	b.WriteString(` __br_st=`)
-	if shellKind == "bash" {
-		// bash keeps $_ across PROMPT_COMMAND: the user's own is here.
-		b.WriteString(` __br_la="$_"`)
+	b.Grow(len(o.text) + 256)
+	if o.typed {
+		// $?, PIPESTATUS and $_ are still the previous command's here:
+		// a simple command of assignments sets them only once it ends.
+		b.WriteString(` __br_ec=$? __br_ps=("${PIPESTATUS[@]}") __br_la="$_" __br_st=`)
+	} else {
+		b.WriteString(` PS1="$__br_user_ps1" __br_seq=`)
+		b.WriteString(strconv.Itoa(o.seq))
+		b.WriteString(` __br_st=`)
+		if o.shell == "bash" {
+			// bash keeps $_ across PROMPT_COMMAND: the user's own is here.
+			b.WriteString(` __br_la="$_"`)
+		}
 	}
-	if file != "" {
+	if o.file != "" {
 		b.WriteString(`;__br_rd `)
-		b.WriteString(shellQuote(file))
+		b.WriteString(shellQuote(o.file))
 	} else {
 		b.WriteString(` __br_c=`)
-		ansiCQuote(&b, text)
+		ansiCQuote(&b, o.text)
 	}
-	if shellKind == "bash" {
+	if o.shell == "bash" {
 		b.WriteString(`;builtin history -s -- "$__br_c"`)
 	} else {
 		b.WriteString(`;builtin print -s -r -- "$__br_c"`)
 	}
-	if editing {
+	if o.editing {
 		b.WriteString(`;builtin printf '\033]633;C;%s;%s\007' "$__br_nonce" `)
-		b.WriteString(strconv.Itoa(seq))
+		b.WriteString(strconv.Itoa(o.seq))
 	}
 	pipes := "PIPESTATUS"
-	if shellKind == "zsh" {
+	if o.shell == "zsh" {
 		pipes = "pipestatus"
 	}
-	if strings.Contains(text, pipes) || file != "" {
-		b.WriteString(`;builtin eval -- "$__br_pre$__br_pp$__br_c$__br_post"`)
-	} else {
+	switch {
+	case !strings.Contains(o.text, pipes) && o.file == "":
 		b.WriteString(`;builtin eval -- "$__br_pre$__br_c$__br_post"`)
+	case o.typed && o.prevEval:
+		b.WriteString(`;__br_mkpp "${__br_eps[@]}";builtin eval -- "$__br_pre$__br_pp$__br_c$__br_post"`)
+	case o.typed:
+		b.WriteString(`;__br_mkpp "${__br_ps[@]}";builtin eval -- "$__br_pre$__br_pp$__br_c$__br_post"`)
+	default:
+		b.WriteString(`;builtin eval -- "$__br_pre$__br_pp$__br_c$__br_post"`)
 	}
-	b.WriteString(`;__br_fin "${__br_st:-$?}" "$__br_la"` + "\r")
+	if o.typed {
+		b.WriteString(`;__br_fin "${__br_st:-$?}" `)
+		b.WriteString(strconv.Itoa(o.seq))
+		b.WriteString(` "$__br_la"` + "\r")
+	} else {
+		b.WriteString(`;__br_fin "${__br_st:-$?}" "$__br_la"` + "\r")
+	}
 	return b.String()
 }
 
