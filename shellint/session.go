@@ -199,14 +199,14 @@ type Session struct {
 	typed, hookLost, lastEval bool
 	testEvalOnly              bool // tests: every command through the eval line
 	seq                       int
-	cur           *command
-	cmds          []*command
-	offset        int64
-	subs          []*subscriber
-	reserved      bool
-	closed        bool
-	status        int // shell's exit status once dead
-	closeWG       sync.WaitGroup
+	cur                       *command
+	cmds                      []*command
+	offset                    int64
+	subs                      []*subscriber
+	reserved                  bool
+	closed                    bool
+	status                    int // shell's exit status once dead
+	closeWG                   sync.WaitGroup
 }
 
 // Start opens a terminal and waits until its shell is ready (or the
