@@ -6,21 +6,33 @@ package shellint
 //
 //	C;<nonce>;<seq>        output starts (only with Options.LineEditing)
 //	P;Cwd=<dir>;<nonce>    working directory (value escaped as VS Code does)
-//	D;<exit>;<nonce>;<seq> command <seq> finished with <exit>
+//	D;<exit>;<nonce>;<tag> a command finished with <exit>
 //	A;<nonce>              prompt start: the shell waits for a line
 //	B                      prompt end
 //
-// The last prompt hook prints P, D, A, the user's prompt (expanded by the
-// shell: bash ${PS1@P}, zsh ${(%%)PS1}) and B in one write, and leaves PS1
-// empty. One write means the end of a command and the prompt reach the
-// bridge together, after every other hook ran; an empty PS1 means the
-// prompt bash shows after a syntax error (decoded before the hooks ran)
-// cannot lack the markers. While a command runs PS1 is the user's again, so
-// commands that read or extend it (venv's activate) see theirs.
+// bash 5.1 and later without a line editor run in typed mode (typed.go):
+// PS1 itself is P, D, A, the user's prompt and B, and D's tag is "f10"
+// (our prompt hook ran) or "f00" (it did not). bash prints the prompt for
+// every line it reads, so the first D after a line is submitted ends that
+// command, and plain commands are typed as they are: bash keeps $?, $_,
+// PIPESTATUS and the history entry itself, and writes HISTFILE on exit.
+// Our hook is the last PROMPT_COMMAND entry; it costs one test a prompt
+// and wraps PS1 again when a command changed it (venv's activate).
 //
-// A command is submitted as one line the tty does not echo (the bridge
-// clears ECHO for it; the mirror shows the command text instead, mirror.go).
-// It inlines everything it can, because each shell function call costs
+// Everything else (zsh, older bash, line editing, and in typed mode the
+// texts typed.go turns away) goes through the eval line below. Outside
+// typed mode the last prompt hook prints P, D (tag: the seq), A, the user's
+// prompt (expanded by the shell: bash ${PS1@P}, zsh ${(%%)PS1}) and B in
+// one write, and leaves PS1 empty. One write means the end of a command
+// and the prompt reach the bridge together, after every other hook ran; an
+// empty PS1 means the prompt bash shows after a syntax error (decoded
+// before the hooks ran) cannot lack the markers. While a command runs PS1
+// is the user's again, so commands that read or extend it (venv's
+// activate) see theirs.
+//
+// The eval line is one line the tty does not echo (the bridge clears ECHO
+// for it; the mirror shows the command text instead, mirror.go). It
+// inlines everything it can, because each shell function call costs
 // microseconds (see docs/terminal-speed.md):
 //
 //	 PS1="$__br_user_ps1" __br_seq=<seq> __br_st= __br_la="$_" __br_c=$'<text>';
@@ -29,25 +41,27 @@ package shellint
 //	 __br_fin "${__br_st:-$?}" "$__br_la"
 //
 // (one line; zsh: print -s, and $_ comes from __br_la, since zsh's hooks
-// overwrite it). PS1 is the user's again while the command runs. The eval'd
-// string is
+// overwrite it; typed bash starts with __br_ec=$? __br_ps=(PIPESTATUS)
+// instead of PS1 and seq, and passes the seq to __br_fin, which prints P
+// and D itself). PS1 is the user's again while the command runs. The
+// eval'd string is
 //
 //	__br_rs "$__br_ec" "$__br_la";<text>
 //	__br_st=$? __br_ps=("${PIPESTATUS[@]}") __br_la=$_
 //
 // so the text starts with the previous command's $? and $_ (zsh sets $_ to
 // eval's argument otherwise) and its own $?, PIPESTATUS and $_ are
-// captured, not the machinery's. A text that reads PIPESTATUS also gets
-// $__br_pp in front, a pipeline of __br_rs rebuilding the last one. eval
-// runs the text at top level, so variables, functions, traps, options and
-// jobs land in the shell itself. A syntax error stops eval before the
-// capture and eval's own status (2 in bash, 1 in zsh) stands. __br_fin
-// re-arms the hooks (the command may have replaced PROMPT_COMMAND or
-// precmd_functions) and hands $? and, as its last argument, $_ on. A text
-// too long for one tty line (canonical mode keeps 4095 bytes) is written
-// to a file and read by __br_rd instead of $'<text>'.
-// The cwd is baked into P escaped so that no character in it can end or
-// split the marker.
+// captured, not the machinery's (typed bash keeps them in __br_eps). A
+// text that reads PIPESTATUS also gets $__br_pp in front, a pipeline of
+// __br_rs rebuilding the last one. eval runs the text at top level, so
+// variables, functions, traps, options and jobs land in the shell itself.
+// A syntax error stops eval before the capture and eval's own status (2 in
+// bash, 1 in zsh) stands. __br_fin re-arms the hooks (the command may have
+// replaced PROMPT_COMMAND or precmd_functions) and hands $? and, as its
+// last argument, $_ on. A text too long for one tty line (canonical mode
+// keeps 4095 bytes) is written to a file and read by __br_rd instead of
+// $'<text>'. The cwd is baked into P escaped so that no character in it
+// can end or split the marker.
 
 const bashIntegration = `# oh-bridge shell integration for bash. Generated; removed with the terminal.
 if [[ -n "${__br_loaded:-}" ]]; then builtin return; fi

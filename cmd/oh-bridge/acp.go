@@ -120,7 +120,7 @@ func acpMain(args []string) int {
 	rs := rpc.NewServer(rpc.Options{Methods: agent.Methods(), Logger: logger, Shutdown: agent.Shutdown, CancelMethod: "$/cancel_request"})
 	agent.Bind(rs)
 	logger.Info("serving ACP on stdio", "version", version, "pid", os.Getpid(), "server", srv.URL)
-	rs.Serve(context.Background(), rpc.NewLineStream(stdioRWC{}, logger, nil))
+	rs.Serve(context.Background(), rpc.NewLineStream(newStdio(), logger, nil))
 	return 0
 }
 

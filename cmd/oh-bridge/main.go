@@ -90,7 +90,7 @@ func serveMain(args []string) int {
 	srv := rpc.NewServer(rpc.Options{Methods: h.Methods(), Logger: logger, Shutdown: h.Shutdown})
 	h.Bind(srv)
 	logger.Info("serving on stdio", "version", version, "pid", os.Getpid())
-	code := srv.Serve(context.Background(), rpc.NewStream(stdioRWC{}, logger, rec))
+	code := srv.Serve(context.Background(), rpc.NewStream(newStdio(), logger, rec))
 	logger.Info("exiting", "code", code)
 	return code
 }
@@ -117,16 +117,6 @@ func openLog(name, file, level string) (*slog.Logger, func(), bool) {
 		return nil, nil, false
 	}
 	return logger, closeLog, true
-}
-
-// stdioRWC joins stdin and stdout; nothing else may write to stdout.
-type stdioRWC struct{}
-
-func (stdioRWC) Read(p []byte) (int, error)  { return os.Stdin.Read(p) }
-func (stdioRWC) Write(p []byte) (int, error) { return os.Stdout.Write(p) }
-func (stdioRWC) Close() error {
-	os.Stdin.Close()
-	return os.Stdout.Close()
 }
 
 func newLogger(path, level string) (*slog.Logger, func(), error) {

@@ -1,0 +1,199 @@
+package shellint
+
+import (
+	"context"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Interrupt stops the running command: Ctrl-C, then SIGTERM and SIGKILL to
+// the terminal's foreground process group, each after a grace period; if
+// the command still has not finished, the whole terminal is killed. It
+// returns the command's final Result (Reason "interrupted").
+func (s *Session) Interrupt(ctx context.Context) (*Result, error) {
+	c, err := s.running()
+	if err != nil {
+		return nil, err
+	}
+	return s.interrupt(ctx, c, "interrupted", false)
+}
+
+// Kill stops the running command with SIGKILL to its process group right
+// away (no Ctrl-C); the terminal stays usable. A command running inside the
+// shell itself (a builtin loop) falls back to the Interrupt escalation.
+func (s *Session) Kill(ctx context.Context) (*Result, error) {
+	c, err := s.running()
+	if err != nil {
+		return nil, err
+	}
+	return s.interrupt(ctx, c, "killed", true)
+}
+
+func (s *Session) running() (*command, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cur == nil {
+		if s.state == StateDead {
+			return nil, &DeadError{TerminalID: s.id, ExitCode: s.status}
+		}
+		return nil, &NotRunningError{TerminalID: s.id}
+	}
+	return s.cur, nil
+}
+
+type escalationStep struct {
+	name  string
+	apply func(c *command)
+	grace time.Duration
+}
+
+func (s *Session) interrupt(ctx context.Context, c *command, reason string, hard bool) (*Result, error) {
+	steps := []escalationStep{
+		{"ctrl_c", func(c *command) { s.typeInput(s.procFor(c), []byte{0x03}) }, s.opts.InterruptGrace},
+		{"sigterm", func(c *command) { s.signalCommand(c, unix.SIGTERM) }, s.opts.TermGrace},
+		{"sigkill", func(c *command) { s.signalCommand(c, unix.SIGKILL) }, killGrace},
+	}
+	s.mu.Lock()
+	if !c.done {
+		c.reason = reason
+	}
+	s.mu.Unlock()
+	// A command the shell has not picked up yet (a slow prompt hook, a
+	// loaded machine) is still a line in the tty's input queue: Ctrl-C now
+	// would flush it, the command would never start nor end, and the
+	// escalation would end in killing the terminal. Let it start first.
+	if err := s.waitStarted(ctx, c, s.opts.InterruptGrace); err != nil {
+		return s.softResult(c, reason), err
+	}
+	// A kill needs a process group other than the shell's; a command that
+	// has just started may not have forked its program yet.
+	if hard && s.awaitSignalTarget(c, fgForkTimeout) > 0 {
+		steps = steps[2:]
+	}
+	for _, st := range steps {
+		s.mu.Lock()
+		if c.done {
+			s.mu.Unlock()
+			break
+		}
+		c.escalation = st.name
+		s.mu.Unlock()
+		s.log.Info("interrupting command", "seq", c.seq, "step", st.name)
+		st.apply(c)
+		if done, err := s.waitDone(ctx, c, st.grace); done || err != nil {
+			r := s.softResult(c, reason)
+			return r, err
+		}
+	}
+	s.mu.Lock()
+	done := c.done
+	if !done {
+		c.escalation = "session_killed"
+	}
+	s.mu.Unlock()
+	if !done {
+		s.log.Warn("command survived SIGKILL of its process group; killing the terminal", "seq", c.seq)
+		s.kill(c)
+	}
+	return s.softResult(c, reason), nil
+}
+
+// kill ends the session (or, in fallback mode, the command's process)
+// because a command could not be stopped any other way.
+func (s *Session) kill(c *command) {
+	p := s.procFor(c)
+	if p != nil {
+		p.terminate(closeGrace)
+	}
+}
+
+func (s *Session) procFor(c *command) *ptyProc {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c.proc != nil {
+		return c.proc
+	}
+	return s.proc
+}
+
+// signalTarget is the process group to signal for c: the terminal's
+// foreground group unless that is the interactive shell itself, which must
+// survive; in fallback mode the command's own `bash -c` group.
+func (s *Session) signalTarget(c *command) int {
+	p := s.procFor(c)
+	if p == nil {
+		return 0
+	}
+	if c.proc != nil {
+		return p.pid
+	}
+	fg := p.fgPgid()
+	if fg <= 0 || fg == p.pid {
+		return 0
+	}
+	return fg
+}
+
+func (s *Session) signalCommand(c *command, sig unix.Signal) {
+	if pg := s.signalTarget(c); pg > 0 {
+		_ = unix.Kill(-pg, sig)
+	}
+}
+
+// awaitSignalTarget polls up to d for a process group to signal for c.
+func (s *Session) awaitSignalTarget(c *command, d time.Duration) int {
+	deadline := time.Now().Add(d)
+	for {
+		pg := s.signalTarget(c)
+		s.mu.Lock()
+		done := c.done
+		s.mu.Unlock()
+		if pg > 0 || done || time.Now().After(deadline) {
+			return pg
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// waitStarted waits up to d for the shell to start c (or for c to end).
+func (s *Session) waitStarted(ctx context.Context, c *command, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		s.mu.Lock()
+		started, ch := c.started || c.done, s.changed
+		s.mu.Unlock()
+		if started {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-t.C:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// waitDone waits up to d for c to finish.
+func (s *Session) waitDone(ctx context.Context, c *command, d time.Duration) (bool, error) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		s.mu.Lock()
+		done, ch := c.done, s.changed
+		s.mu.Unlock()
+		if done {
+			return true, nil
+		}
+		select {
+		case <-ch:
+		case <-t.C:
+			return false, nil
+		case <-ctx.Done():
+			return false, ctx.Err()
+		}
+	}
+}
