@@ -487,19 +487,27 @@ func (e *Editor) strReplace(ctx context.Context, t target, oldStr, newStr, expec
 	line := strings.Count(content[:idx], "\n") + 1
 	newContent := content[:idx] + newStr + content[idx+len(oldStr):]
 	newRaw := withLineEnding(newContent, lineEndingOf(raw))
+	// The snippet and the diff need only the two texts: they are made on
+	// another goroutine while the file is written and fsynced, which waits
+	// on the disk.
+	type shown struct{ out, diff string }
+	shownC := make(chan shown, 1)
+	go func() {
+		start := max(0, line-SnippetContextWindow)
+		end := line + SnippetContextWindow + strings.Count(newStr, "\n")
+		snippet := pyReadRange(newContent, start+1, end)
+		out := "The file " + t.display + " has been edited. " +
+			e.makeOutput(snippet, "a snippet of "+t.display, start+1) +
+			"Review the changes and make sure they are as expected. Edit the file again if necessary."
+		shownC <- shown{out, UnifiedDiff(t.display, content, newContent)}
+	}()
 	newVersion, err := e.write(ctx, t, newRaw, version)
 	if err != nil {
 		return nil, err
 	}
 	e.record(h, raw, newVersion)
-
-	start := max(0, line-SnippetContextWindow)
-	end := line + SnippetContextWindow + strings.Count(newStr, "\n")
-	snippet := pyReadRange(newContent, start+1, end)
-	out := "The file " + t.display + " has been edited. " +
-		e.makeOutput(snippet, "a snippet of "+t.display, start+1) +
-		"Review the changes and make sure they are as expected. Edit the file again if necessary."
-	return &Result{Path: t.display, Output: out, Diff: UnifiedDiff(t.display, content, newContent), Version: newVersion, Text: newRaw}, nil
+	sh := <-shownC
+	return &Result{Path: t.display, Output: sh.out, Diff: sh.diff, Version: newVersion, Text: newRaw}, nil
 }
 
 // findAll returns the start offsets of the non-overlapping occurrences of

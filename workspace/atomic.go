@@ -27,7 +27,11 @@ var testHookBeforeRename func(tmp string)
 // outside the roots. The temporary name is journaled (pendingWrites) while
 // it exists, so a process killed mid-write has it removed at the next start.
 // On failure the temporary file is removed and target is untouched.
-func (r *Roots) writeFileAtomic(target string, data []byte, mode fs.FileMode, keepMode bool) (err error) {
+//
+// verify, when set, runs on its own goroutine while the temporary file is
+// written and fsynced (the disk's wait), and the rename waits for it: an
+// error from it leaves the target as it was and is returned as it is.
+func (r *Roots) writeFileAtomic(target string, data []byte, mode fs.FileMode, keepMode bool, verify func() error) (err error) {
 	dir, base, err := r.parentDir(target, true)
 	if err != nil {
 		return err
@@ -59,6 +63,16 @@ func (r *Roots) writeFileAtomic(target string, data []byte, mode fs.FileMode, ke
 	if err != nil {
 		return &os.PathError{Op: "create", Path: tmpPath, Err: err}
 	}
+	var verified chan error
+	if verify != nil {
+		verified = make(chan error, 1)
+		go func() { verified <- verify() }()
+		defer func() {
+			if verified != nil {
+				<-verified // nothing outlives the call
+			}
+		}()
+	}
 	tmp := os.NewFile(uintptr(fd), tmpPath)
 	defer func() {
 		if err != nil {
@@ -82,6 +96,12 @@ func (r *Roots) writeFileAtomic(target string, data []byte, mode fs.FileMode, ke
 	}
 	if testHookBeforeRename != nil {
 		testHookBeforeRename(tmpPath)
+	}
+	if verified != nil {
+		err, verified = <-verified, nil
+		if err != nil {
+			return err
+		}
 	}
 	if err = unix.Renameat(dirFD, tmpName, dirFD, base); err != nil {
 		return &os.LinkError{Op: "rename", Old: tmpPath, New: target, Err: err}

@@ -316,7 +316,6 @@ func (f *FS) WriteTextFile(ctx context.Context, path, content, expectedVersion s
 	if res, ok, err := f.hostWrite(ctx, p, path, content, expectedVersion); ok {
 		return res, err
 	}
-	newVersion := versionOfString(content)
 	old, _, open := f.overlay.get(p)
 	if open {
 		if expectedVersion != "" {
@@ -334,7 +333,7 @@ func (f *FS) WriteTextFile(ctx context.Context, path, content, expectedVersion s
 			}
 			f.overlay.setText(p, content)
 			f.agent.record(p)
-			return &WriteResult{Version: newVersion}, nil
+			return &WriteResult{Version: versionOfString(content)}, nil
 		}
 	}
 
@@ -349,16 +348,8 @@ func (f *FS) WriteTextFile(ctx context.Context, path, content, expectedVersion s
 	if exists && !fi.Mode().IsRegular() {
 		return nil, &NotTextError{Path: path, Reason: NotTextSpecial}
 	}
-	if expectedVersion != "" && !open {
-		actual := ""
-		if exists {
-			if actual, err = f.roots.versionOfFile(p); err != nil {
-				return nil, pathError(err, path)
-			}
-		}
-		if actual != expectedVersion {
-			return nil, &StaleVersionError{Path: path, Expected: expectedVersion, Actual: actual}
-		}
+	if expectedVersion != "" && !open && !exists {
+		return nil, &StaleVersionError{Path: path, Expected: expectedVersion, Actual: ""}
 	}
 
 	dir := filepath.Dir(p)
@@ -379,13 +370,39 @@ func (f *FS) WriteTextFile(ctx context.Context, path, content, expectedVersion s
 	if exists {
 		mode = fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
 	}
-	if exists {
-		f.agent.recordReplace(p)
-	} else {
-		f.agent.record(p)
+	// The stale check (the file must still be the version the caller read:
+	// a person's save in between must not vanish) and the new version's
+	// hash are CPU work on two texts; they run while the new text is
+	// written and fsynced, and the rename waits for them. Checked just
+	// before the rename, the window for a save to slip in is also smaller.
+	var newVersion string
+	var checkErr error
+	verify := func() error {
+		if expectedVersion != "" && !open {
+			actual, err := f.roots.versionOfFile(p)
+			switch {
+			case err != nil:
+				checkErr = pathError(err, path)
+			case actual != expectedVersion:
+				checkErr = &StaleVersionError{Path: path, Expected: expectedVersion, Actual: actual}
+			}
+			if checkErr != nil {
+				return checkErr
+			}
+		}
+		if exists {
+			f.agent.recordReplace(p)
+		} else {
+			f.agent.record(p)
+		}
+		newVersion = versionOfString(content)
+		return nil
 	}
 	// The write only reads the bytes: no copy of the text is made for it.
-	if err := f.roots.writeFileAtomic(p, unsafe.Slice(unsafe.StringData(content), len(content)), mode, exists); err != nil {
+	if err := f.roots.writeFileAtomic(p, unsafe.Slice(unsafe.StringData(content), len(content)), mode, exists, verify); err != nil {
+		if checkErr != nil {
+			return nil, checkErr
+		}
 		return nil, writeFault(path, err)
 	}
 	if open {
