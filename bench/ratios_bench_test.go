@@ -17,6 +17,7 @@ import (
 	"github.com/creack/pty"
 	"github.com/oh-bridge/oh-bridge/rpc"
 	"github.com/oh-bridge/oh-bridge/shellint"
+	"golang.org/x/sys/unix"
 )
 
 // The issue-13 targets are ratios to a baseline measured in the same run,
@@ -116,7 +117,7 @@ func startRelayedPTY(b *testing.B, home string) *relayedPTY {
 		b.Fatalf("script(1), the relay baseline: %v", err)
 	}
 	b.Cleanup(func() { stop(w, cmd) })
-	p := &relayedPTY{w: w, r: r, buf: make([]byte, 32<<10)}
+	p := &relayedPTY{w: w, r: blockingReader(b, r), buf: make([]byte, 32<<10)}
 	p.roundTrip(b, "set +o emacs +o vi")
 	return p
 }
@@ -136,6 +137,33 @@ func (p *relayedPTY) roundTrip(b *testing.B, line string) []byte {
 		got = append(got, p.buf[:n]...)
 	}
 	return got
+}
+
+// blockingReader reads r's pipe with plain blocking read(2) calls, as the
+// bare PTY's master (creack/pty leaves it blocking) is read: a pipe from
+// os/exec is read through the runtime's poller, whose wake-up costs more,
+// and the three paths must be read alike.
+func blockingReader(b *testing.B, r io.Reader) io.Reader {
+	f, ok := r.(*os.File)
+	if !ok {
+		b.Fatalf("%T is not a pipe", r)
+	}
+	rc, err := f.SyscallConn()
+	if err != nil {
+		b.Fatal(err)
+	}
+	fd := -1
+	rc.Control(func(p uintptr) { fd, err = unix.FcntlInt(p, unix.F_DUPFD_CLOEXEC, 0) })
+	if err != nil {
+		b.Fatal(err)
+	}
+	// The flag belongs to the open pipe, which f shares; f is not read again.
+	if err := unix.SetNonblock(fd, false); err != nil {
+		b.Fatal(err)
+	}
+	blocking := os.NewFile(uintptr(fd), "pipe")
+	b.Cleanup(func() { blocking.Close() })
+	return blocking
 }
 
 // rawCall is one request pre-encoded for a rawPeer: the bridge's answer is
@@ -201,7 +229,7 @@ func BenchmarkEchoRatios(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { stop(stdin, cmd) })
-	raw := rawPeer{w: stdin, r: bufio.NewReaderSize(stdout, 64<<10)}
+	raw := rawPeer{w: stdin, r: bufio.NewReaderSize(blockingReader(b, stdout), 64<<10)}
 	raw.do(b, newRawCall(0, "initialize", map[string]any{"capabilities": map[string]any{}}))
 	var open struct {
 		Result struct{ TerminalID string }
