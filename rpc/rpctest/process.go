@@ -1,6 +1,7 @@
 package rpctest
 
 import (
+	"github.com/oh-bridge/oh-bridge/internal/testhome"
 	"bytes"
 	"fmt"
 	"io"
@@ -36,8 +37,13 @@ func BuildBridge(pkg, dir string) (string, error) {
 
 // RunWithBridge is a TestMain: it builds the oh-bridge command at pkg into
 // a temporary directory, sets *bin to the binary, runs the tests and
-// removes the directory. It returns the exit code for os.Exit.
+// removes the directory, all with a home directory of the test binary's
+// own (testhome.Run). It returns the exit code for os.Exit.
 func RunWithBridge(m *testing.M, pkg string, bin *string) int {
+	return testhome.Run(func() int { return runWithBridge(m, pkg, bin) })
+}
+
+func runWithBridge(m *testing.M, pkg string, bin *string) int {
 	dir, err := os.MkdirTemp("", "oh-bridge-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
