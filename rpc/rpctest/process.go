@@ -1,7 +1,6 @@
 package rpctest
 
 import (
-	"github.com/oh-bridge/oh-bridge/internal/testhome"
 	"bytes"
 	"fmt"
 	"io"
@@ -9,6 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/oh-bridge/oh-bridge/internal/testhome"
 )
 
 // NewProcessClient is a Client on a child process's stdio: it reads the
