@@ -65,8 +65,14 @@ func UnifiedDiff(path, oldText, newText string) string {
 	}
 	a := middleLines(oldText, start, endA, na-pre-suf)
 	b := middleLines(newText, start, endB, nb-pre-suf)
-	diffs := lineDiff(a, b)
+	return writeHunks(path, a, b, pre)
+}
 
+// writeHunks diffs a and b, the differing middle lines of the two texts,
+// which start at line pre of each, and writes the unified diff with zero
+// context lines.
+func writeHunks(path string, a, b []string, pre int) string {
+	diffs := lineDiff(a, b)
 	var out strings.Builder
 	out.WriteString("--- " + path + "\n+++ " + path)
 	i, j := pre, pre // next line in a and b

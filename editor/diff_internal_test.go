@@ -4,11 +4,6 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
-	"unicode/utf8"
-
-	"github.com/sergi/go-diff/diffmatchpatch"
-
-	"github.com/oh-bridge/oh-bridge/pytext"
 )
 
 // UnifiedDiff counts the common leading and trailing lines on the bytes;
@@ -48,7 +43,9 @@ func TestUnifiedDiffMatchesSplittingWholeTexts(t *testing.T) {
 	}
 }
 
-// unifiedDiffSplitAll is UnifiedDiff as it was before issue 13.
+// unifiedDiffSplitAll is UnifiedDiff as it was before issue 13: it splits
+// both texts whole to find the common ends (the hunks are written as
+// UnifiedDiff writes them).
 func unifiedDiffSplitAll(path, oldText, newText string) string {
 	if oldText == newText {
 		return ""
@@ -65,42 +62,5 @@ func unifiedDiffSplitAll(path, oldText, newText string) string {
 	for suf < len(a)-pre && suf < len(b)-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
 		suf++
 	}
-	diffs := lineDiff(a[pre:len(a)-suf], b[pre:len(b)-suf])
-
-	var out strings.Builder
-	out.WriteString("--- " + path + "\n+++ " + path)
-	i, j := pre, pre // next line in a and b
-	i1, j1 := -1, -1 // start of the open hunk, -1 when none
-	closeHunk := func() {
-		if i1 < 0 {
-			return
-		}
-		out.WriteString("\n@@ -" + unifiedRange(i1, i) + " +" + unifiedRange(j1, j) + " @@")
-		for _, l := range a[i1:i] {
-			out.WriteString("\n" + pytext.RStrip("-"+l))
-		}
-		for _, l := range b[j1:j] {
-			out.WriteString("\n" + pytext.RStrip("+"+l))
-		}
-		i1, j1 = -1, -1
-	}
-	for _, d := range diffs {
-		n := utf8.RuneCountInString(d.Text) // one rune per line
-		if d.Type == diffmatchpatch.DiffEqual {
-			closeHunk()
-			i += n
-			j += n
-			continue
-		}
-		if i1 < 0 {
-			i1, j1 = i, j
-		}
-		if d.Type == diffmatchpatch.DiffDelete {
-			i += n
-		} else {
-			j += n
-		}
-	}
-	closeHunk()
-	return out.String()
+	return writeHunks(path, a[pre:len(a)-suf], b[pre:len(b)-suf], pre)
 }
