@@ -1,11 +1,9 @@
 package workspace
 
 import (
-	"bufio"
 	"context"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -60,39 +58,10 @@ func TestAtomicWriteSurvivesKill(t *testing.T) {
 	}
 	const iterations = 25
 	for i := range iterations {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestAtomicWriterProcess$", "-test.count=1")
-		cmd.Env = append(os.Environ(), atomicWriterEnv+"="+target)
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
 		// Wait until the child has completed a write, then kill it at a
 		// random point of a later one. The random delay is the point of
 		// the test, not a synchronisation.
-		ready := make(chan bool, 1)
-		go func() {
-			sc := bufio.NewScanner(stdout)
-			for sc.Scan() {
-				if sc.Text() == "ready" {
-					ready <- true
-					return
-				}
-			}
-			ready <- false
-		}()
-		select {
-		case ok := <-ready:
-			if !ok {
-				cmd.Wait()
-				t.Fatalf("iteration %d: writer exited before writing", i)
-			}
-		case <-time.After(30 * time.Second):
-			cmd.Process.Kill()
-			t.Fatalf("iteration %d: writer never became ready", i)
-		}
+		cmd, _ := startChild(t, "TestAtomicWriterProcess", "ready", 30*time.Second, atomicWriterEnv+"="+target)
 		time.Sleep(time.Duration(rand.IntN(40_000)) * time.Microsecond)
 		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()

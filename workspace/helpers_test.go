@@ -1,11 +1,15 @@
 package workspace
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 )
 
 // assertEqual is the one assertion helper: it prints the input, want and got.
@@ -61,4 +65,46 @@ func readFile(t testing.TB, p string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// startChild runs this test binary's test named test as a child process,
+// with env added, and waits up to wait for a line of its output that
+// starts with prefix. It returns the running child and the rest of that
+// line; the test fails, the child reaped, if the child ends first or the
+// wait runs out.
+func startChild(t *testing.T, test, prefix string, wait time.Duration, env ...string) (*exec.Cmd, string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1")
+	cmd.Env = append(os.Environ(), env...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if rest, ok := strings.CutPrefix(sc.Text(), prefix); ok {
+				line <- rest
+				return
+			}
+		}
+		close(line)
+	}()
+	select {
+	case rest, ok := <-line:
+		if !ok {
+			cmd.Wait()
+			t.Fatalf("%s exited before printing %q", test, prefix)
+		}
+		return cmd, rest
+	case <-time.After(wait):
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("%s did not print %q within %v", test, prefix, wait)
+	}
+	return nil, ""
 }

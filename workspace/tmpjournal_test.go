@@ -1,10 +1,8 @@
 package workspace
 
 import (
-	"bufio"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -56,37 +54,8 @@ func TestTempLeftByKillIsCleaned(t *testing.T) {
 	stranger := filepath.Join(root, ".notes.txt"+tmpMarker+"0123456789abcdef")
 	writeFiles(t, root, map[string]string{filepath.Base(stranger): "keep"})
 
-	cmd := exec.Command(os.Args[0], "-test.run=^TestStalledWriterProcess$", "-test.count=1")
-	cmd.Env = append(os.Environ(), stallWriterEnv+"="+target, stallJournalEnv+"="+journals)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	stalled := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if tmp, ok := strings.CutPrefix(sc.Text(), "stalled "); ok {
-				stalled <- tmp
-				return
-			}
-		}
-		close(stalled)
-	}()
-	var tmp string
-	select {
-	case tmp = <-stalled:
-	case <-time.After(60 * time.Second):
-		cmd.Process.Kill()
-		t.Fatal("the writer never reached the rename")
-	}
-	if tmp == "" {
-		cmd.Wait()
-		t.Fatal("the writer exited before reaching the rename")
-	}
+	cmd, tmp := startChild(t, "TestStalledWriterProcess", "stalled ", 60*time.Second,
+		stallWriterEnv+"="+target, stallJournalEnv+"="+journals)
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
 
