@@ -63,6 +63,28 @@ package shellint
 // $'<text>'. The cwd is baked into P escaped so that no character in it
 // can end or split the marker.
 
+// sharedFuncs are the functions both shells define alike: __br_rs sets
+// $? (and, with a second argument, $_), __br_esc escapes a value for an
+// OSC 633 property into __br_e as VS Code's deserializeMessage expects,
+// __br_rd reads a command too long for one tty line from its file.
+const sharedFuncs = `__br_rs() { builtin return "$1"; }
+__br_esc() {
+  builtin local s="$1"
+  s="${s//\\/\\x5c}"
+  s="${s//;/\\x3b}"
+  s="${s//\$/\\x24}"
+  s="${s//$'\x60'/\\x60}"
+  s="${s//\%/\\x25}"
+  s="${s//\!/\\x21}"
+  s="${s//$'\a'/\\x07}"
+  s="${s//$'\e'/\\x1b}"
+  s="${s//$'\n'/\\x0a}"
+  s="${s//$'\r'/\\x0d}"
+  __br_e="$s"
+}
+__br_rd() { __br_c=""; IFS= builtin read -r -d '' __br_c < "$1" || :; }
+`
+
 const bashIntegration = `# oh-bridge shell integration for bash. Generated; removed with the terminal.
 if [[ -n "${__br_loaded:-}" ]]; then builtin return; fi
 __br_loaded=1
@@ -84,24 +106,7 @@ __br_user_ps1=""
 __br_lpwd=""
 __br_pcwd=""
 if [[ -z "$__br_norc" && -r ~/.bashrc ]]; then builtin source ~/.bashrc; fi
-__br_rs() { builtin return "$1"; }
-__br_esc() {
-  builtin local s="$1"
-  s="${s//\\/\\x5c}"
-  s="${s//;/\\x3b}"
-  s="${s//\$/\\x24}"
-  s="${s//$'\x60'/\\x60}"
-  s="${s//\%/\\x25}"
-  s="${s//\!/\\x21}"
-  s="${s//$'\a'/\\x07}"
-  s="${s//$'\e'/\\x1b}"
-  s="${s//$'\n'/\\x0a}"
-  s="${s//$'\r'/\\x0d}"
-  __br_e="$s"
-}
-# __br_rd reads a command too long for one tty line from its file.
-__br_rd() { __br_c=""; IFS= builtin read -r -d '' __br_c < "$1" || :; }
-if [[ -z "$__br_editing" ]] && (( BASH_VERSINFO[0] > 5 || (BASH_VERSINFO[0] == 5 && BASH_VERSINFO[1] >= 1) )); then
+` + sharedFuncs + `if [[ -z "$__br_editing" ]] && (( BASH_VERSINFO[0] > 5 || (BASH_VERSINFO[0] == 5 && BASH_VERSINFO[1] >= 1) )); then
 # Typed mode (bash 5.1+, no line editor). The markers are part of PS1, so
 # bash itself prints them with the prompt it prints for a person, and a
 # command can be typed as it is: bash keeps $?, $_, PIPESTATUS and history
@@ -256,24 +261,9 @@ __br_e=""
 __br_user_ps1=""
 __br_lpwd=""
 __br_pcwd=""
-__br_rs() { builtin return "$1"; }
-# The line's last word: re-arm the hooks (the command may have replaced
+` + sharedFuncs + `# The line's last word: re-arm the hooks (the command may have replaced
 # them), hand back $? and, as the last argument, $_.
 __br_fin() { __br_arm; builtin return "$1"; }
-__br_esc() {
-  builtin local s="$1"
-  s="${s//\\/\\x5c}"
-  s="${s//;/\\x3b}"
-  s="${s//\$/\\x24}"
-  s="${s//$'\x60'/\\x60}"
-  s="${s//\%/\\x25}"
-  s="${s//\!/\\x21}"
-  s="${s//$'\a'/\\x07}"
-  s="${s//$'\e'/\\x1b}"
-  s="${s//$'\n'/\\x0a}"
-  s="${s//$'\r'/\\x0d}"
-  __br_e="$s"
-}
 # First hook: remember $? before other hooks run. Last hook: the prompt.
 __br_precmd_status() { __br_ec=$?; }
 __br_precmd() {
@@ -313,7 +303,6 @@ __br_arm() {
 }
 __br_pre='__br_rs "$__br_ec" "$__br_la";'
 __br_post=$'\n''__br_st=$? __br_ps=("${pipestatus[@]}") __br_la=$_'
-__br_rd() { __br_c=""; IFS= builtin read -r -d '' __br_c < "$1" || :; }
 __br_arm
 builtin unsetopt PROMPT_SP
 builtin setopt HIST_IGNORE_SPACE
