@@ -36,6 +36,20 @@ func oneMiBText(marker string) string {
 	return sb.String()
 }
 
+// manyFiles makes root/many with 10,000 one-byte files and returns its path.
+func manyFiles(b *testing.B, root string) string {
+	dir := filepath.Join(root, "many")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	for i := range 10_000 {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("file-%05d.txt", i)), []byte("x"), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return dir
+}
+
 func filesMs(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // BenchmarkStrReplace1MiB: edit/str_replace of one line in a 1 MiB file
@@ -128,11 +142,7 @@ func BenchmarkReadTextFile1MiB(b *testing.B) {
 // files, beside os.ReadDir plus an Lstat per entry in-process.
 func BenchmarkListDirectory10k(b *testing.B) {
 	root := b.TempDir()
-	dir := filepath.Join(root, "many")
-	os.Mkdir(dir, 0o755)
-	for i := range 10_000 {
-		os.WriteFile(filepath.Join(dir, fmt.Sprintf("file-%05d.txt", i)), []byte("x"), 0o644)
-	}
+	dir := manyFiles(b, root)
 	p := startBridgeIn(b, root)
 	ctx := context.Background()
 	list := func() time.Duration {

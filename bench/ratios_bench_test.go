@@ -48,22 +48,8 @@ func startBarePTY(b *testing.B, home string) *barePTY {
 	return p
 }
 
-func (p *barePTY) readPrompt(b *testing.B) {
-	var got []byte
-	for !bytes.HasSuffix(got, []byte(barePrompt)) {
-		n, err := p.f.Read(p.buf)
-		if err != nil {
-			b.Fatal(err)
-		}
-		got = append(got, p.buf[:n]...)
-	}
-}
-
-// roundTrip sends line and reads until the prompt that follows it.
-func (p *barePTY) roundTrip(b *testing.B, line string) []byte {
-	if _, err := p.f.Write([]byte(line + "\r")); err != nil {
-		b.Fatal(err)
-	}
+// readPrompt reads until the prompt and returns what came before it too.
+func (p *barePTY) readPrompt(b *testing.B) []byte {
 	var got []byte
 	for !bytes.HasSuffix(got, []byte(barePrompt)) {
 		n, err := p.f.Read(p.buf)
@@ -73,6 +59,14 @@ func (p *barePTY) roundTrip(b *testing.B, line string) []byte {
 		got = append(got, p.buf[:n]...)
 	}
 	return got
+}
+
+// roundTrip sends line and reads until the prompt that follows it.
+func (p *barePTY) roundTrip(b *testing.B, line string) []byte {
+	if _, err := p.f.Write([]byte(line + "\r")); err != nil {
+		b.Fatal(err)
+	}
+	return p.readPrompt(b)
 }
 
 // drain sends line and reads until the prompt that follows it, keeping
@@ -360,11 +354,7 @@ func BenchmarkFileRatios(b *testing.B) {
 	big := filepath.Join(root, "big.py")
 	text := oneMiBText("MARK_000000")
 	os.WriteFile(big, []byte(text), 0o644)
-	dir := filepath.Join(root, "many")
-	os.Mkdir(dir, 0o755)
-	for i := range 10_000 {
-		os.WriteFile(filepath.Join(dir, fmt.Sprintf("file-%05d.txt", i)), []byte("x"), 0o644)
-	}
+	dir := manyFiles(b, root)
 	p := startBridgeIn(b, root)
 	ctx := context.Background()
 	n := max(b.N, 60) // medians of 60: the disk and the host move single runs a lot

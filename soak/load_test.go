@@ -71,6 +71,20 @@ func (l *load) call(ctx context.Context, method string, params, result any) erro
 	return nil
 }
 
+// openTerminal opens a terminal with params and records its shell, whose
+// processes must be gone when the session ends.
+func (l *load) openTerminal(ctx context.Context, params map[string]any) (string, error) {
+	var open struct {
+		TerminalID string
+		PID        int
+	}
+	if err := l.call(ctx, "terminal/open", params, &open); err != nil {
+		return "", err
+	}
+	l.shells.add(open.PID)
+	return open.TerminalID, nil
+}
+
 // run starts every worker and waits for all of them; the first failure
 // stops the rest.
 func (l *load) run(ctx context.Context) error {
@@ -151,29 +165,25 @@ func shellCommands(i int) shellCommand {
 
 // commands runs n commands, one after another, in a terminal of its own.
 func (l *load) commands(ctx context.Context, start time.Time, n int) error {
-	var open struct {
-		TerminalID string
-		PID        int
-	}
-	if err := l.call(ctx, "terminal/open", map[string]any{}, &open); err != nil {
+	id, err := l.openTerminal(ctx, map[string]any{})
+	if err != nil {
 		return err
 	}
-	l.shells.add(open.PID)
 	for i := range n {
 		if err := pace(ctx, start, l.sc.duration, i, n); err != nil {
 			return err
 		}
 		sc := shellCommands(i)
 		var r runResult
-		if err := l.call(ctx, "terminal/run", map[string]any{"terminalId": open.TerminalID, "command": sc.text}, &r); err != nil {
+		if err := l.call(ctx, "terminal/run", map[string]any{"terminalId": id, "command": sc.text}, &r); err != nil {
 			return err
 		}
 		if r.Running || r.ExitCode == nil || *r.ExitCode != sc.exit || !strings.Contains(r.Output, sc.contains) {
-			return fmt.Errorf("%q in %s: got exit %v, running %v, output %q; want exit %d and %q", sc.text, open.TerminalID, r.ExitCode, r.Running, tail(r.Output), sc.exit, sc.contains)
+			return fmt.Errorf("%q in %s: got exit %v, running %v, output %q; want exit %d and %q", sc.text, id, r.ExitCode, r.Running, tail(r.Output), sc.exit, sc.contains)
 		}
 		l.n.commands.Add(1)
 	}
-	return l.call(ctx, "terminal/close", map[string]any{"terminalId": open.TerminalID}, nil)
+	return l.call(ctx, "terminal/close", map[string]any{"terminalId": id}, nil)
 }
 
 func tail(s string) string {
@@ -191,17 +201,11 @@ func (l *load) churn(ctx context.Context, start time.Time, w, n int) error {
 		if err := pace(ctx, start, l.sc.duration, i, n); err != nil {
 			return err
 		}
-		var open struct {
-			TerminalID string
-			PID        int
-		}
-		if err := l.call(ctx, "terminal/open", map[string]any{"cwd": fmt.Sprintf("edits/d%d", (w+i)%10)}, &open); err != nil {
+		id, err := l.openTerminal(ctx, map[string]any{"cwd": fmt.Sprintf("edits/d%d", (w+i)%10)})
+		if err != nil {
 			return err
 		}
-		l.shells.add(open.PID)
 		var r runResult
-		id := open.TerminalID
-		var err error
 		switch i % 4 {
 		case 1:
 			if err = l.call(ctx, "terminal/run", map[string]any{"terminalId": id, "command": "echo churned"}, &r); err == nil && !strings.Contains(r.Output, "churned") {

@@ -98,6 +98,25 @@ func (b *target) settle() {
 	}
 }
 
+// shutdown ends the session as an editor does, shutdown then exit, and
+// waits for the exit code on ended, which must be 0.
+func (b *target) shutdown(t *testing.T, ended <-chan int, who string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := b.c.Call(ctx, "shutdown", nil, nil); err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+	b.c.Notify("exit", nil)
+	select {
+	case code := <-ended:
+		if code != 0 {
+			t.Errorf("%s ended with %d after shutdown and exit, want 0", who, code)
+		}
+	case <-ctx.Done():
+		t.Fatalf("%s did not end after shutdown and exit", who)
+	}
+}
+
 func startBinary(t *testing.T, root string) *target {
 	logPath := filepath.Join(t.TempDir(), "bridge.log")
 	cmd := exec.Command(bin, "--stdio", "--workspace", root, "--log-level", "warn", "--log-file", logPath)
@@ -106,8 +125,8 @@ func startBinary(t *testing.T, root string) *target {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	done := make(chan int, 1)
+	go func() { cmd.Wait(); done <- cmd.ProcessState.ExitCode() }()
 	b := &target{c: rpctest.NewProcessClient(stdout, stdin), pid: cmd.Process.Pid, shells: &shellSessions{}}
 	t.Cleanup(func() {
 		cmd.Process.Kill()
@@ -118,20 +137,7 @@ func startBinary(t *testing.T, root string) *target {
 		}
 	})
 	b.end = func(t *testing.T) {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := b.c.Call(ctx, "shutdown", nil, nil); err != nil {
-			t.Fatalf("shutdown: %v", err)
-		}
-		b.c.Notify("exit", nil)
-		select {
-		case <-done:
-			if code := cmd.ProcessState.ExitCode(); code != 0 {
-				t.Errorf("the bridge exited with %d after shutdown and exit, want 0", code)
-			}
-		case <-ctx.Done():
-			t.Fatal("the bridge did not exit after shutdown and exit")
-		}
+		b.shutdown(t, done, "the bridge")
 		if n := children(b.pid, b.shells); n > 0 {
 			t.Errorf("%d processes of the bridge's terminals outlived it", n)
 		}
@@ -149,20 +155,7 @@ func startInProcess(t *testing.T, root string) *target {
 	go func() { done <- srv.Serve(context.Background(), rpc.NewStream(a, nil, nil)) }()
 	b := &target{c: rpctest.NewClient(c), pid: os.Getpid(), inProcess: true, shells: &shellSessions{}}
 	b.end = func(t *testing.T) {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := b.c.Call(ctx, "shutdown", nil, nil); err != nil {
-			t.Fatalf("shutdown: %v", err)
-		}
-		b.c.Notify("exit", nil)
-		select {
-		case code := <-done:
-			if code != 0 {
-				t.Errorf("Serve returned %d after shutdown and exit, want 0", code)
-			}
-		case <-ctx.Done():
-			t.Fatal("Serve did not return after shutdown and exit")
-		}
+		b.shutdown(t, done, "Serve")
 		b.c.Close()
 		// Every goroutine the session started must be gone now.
 		if err := goleak.Find(ignore); err != nil {
@@ -339,20 +332,16 @@ func describe(s sample) string {
 // first use (the terminal pool, the editor, lazily built tables) is in
 // the baseline rather than counted as growth.
 func warmUp(ctx context.Context, l *load) error {
-	var open struct {
-		TerminalID string
-		PID        int
-	}
-	if err := l.call(ctx, "terminal/open", map[string]any{}, &open); err != nil {
+	id, err := l.openTerminal(ctx, map[string]any{})
+	if err != nil {
 		return err
 	}
-	l.shells.add(open.PID)
 	for i := range 10 {
-		if err := l.call(ctx, "terminal/run", map[string]any{"terminalId": open.TerminalID, "command": shellCommands(i).text}, nil); err != nil {
+		if err := l.call(ctx, "terminal/run", map[string]any{"terminalId": id, "command": shellCommands(i).text}, nil); err != nil {
 			return err
 		}
 	}
-	if err := l.call(ctx, "terminal/close", map[string]any{"terminalId": open.TerminalID}, nil); err != nil {
+	if err := l.call(ctx, "terminal/close", map[string]any{"terminalId": id}, nil); err != nil {
 		return err
 	}
 	warm := filepath.Join(l.root, "warm.txt")
