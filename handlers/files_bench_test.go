@@ -3,15 +3,12 @@ package handlers_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/oh-bridge/oh-bridge/handlers"
-	"github.com/oh-bridge/oh-bridge/rpc"
-	"github.com/oh-bridge/oh-bridge/rpc/rpctest"
 )
 
 // BenchmarkFilesInProcess runs the three FileRatios operations (bench/)
@@ -36,14 +33,7 @@ func BenchmarkFilesInProcess(b *testing.B) {
 	for i := range 10_000 {
 		os.WriteFile(filepath.Join(dir, fmt.Sprintf("file-%05d.txt", i)), []byte("x"), 0o644)
 	}
-	h := handlers.New(handlers.Config{Version: "1.0.0", Roots: []string{root}})
-	srv := rpc.NewServer(rpc.Options{Methods: h.Methods(), Shutdown: h.Shutdown})
-	h.Bind(srv)
-	a, bc := net.Pipe()
-	done := make(chan struct{})
-	go func() { srv.Serve(context.Background(), rpc.NewStream(a, nil, nil)); close(done) }()
-	c := rpctest.NewClient(bc)
-	b.Cleanup(func() { c.Close(); <-done })
+	_, c := serveLogged(b, handlers.Config{Version: "1.0.0", Roots: []string{root}}, nil)
 	ctx := context.Background()
 	if _, err := c.Initialize(ctx, map[string]any{"capabilities": map[string]any{}}); err != nil {
 		b.Fatal(err)
