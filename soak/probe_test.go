@@ -140,16 +140,8 @@ func children(root int, shells *shellSessions) int {
 			n++
 			continue
 		}
-		for q, hops := p, 0; hops < 64 && q.Comm != "git"; hops++ {
-			if q.PPID == root {
-				n++
-				break
-			}
-			next, ok := procs[q.PPID]
-			if !ok || q.PPID <= 1 {
-				break
-			}
-			q = next
+		if ohtest.Under(procs, p, root, func(q ohtest.Proc) bool { return q.Comm == "git" }) {
+			n++
 		}
 	}
 	return n

@@ -28,16 +28,8 @@ func descendants(root int, sessions map[int]bool) map[int]procInfo {
 			out[pid] = p
 			continue
 		}
-		for q, hops := p, 0; hops < 64; hops++ {
-			if q.PPID == root {
-				out[pid] = p
-				break
-			}
-			next, ok := procs[q.PPID]
-			if !ok || q.PPID <= 1 {
-				break
-			}
-			q = next
+		if ohtest.Under(procs, p, root, nil) {
+			out[pid] = p
 		}
 	}
 	return out

@@ -42,6 +42,23 @@ func Procs() map[int]Proc {
 	return out
 }
 
+// Under reports whether p's parent chain leads to root, within 64 hops.
+// stop, when set, ends the walk without a match at the first process on
+// the way (p included) for which it is true.
+func Under(procs map[int]Proc, p Proc, root int, stop func(Proc) bool) bool {
+	for q, hops := p, 0; hops < 64 && (stop == nil || !stop(q)); hops++ {
+		if q.PPID == root {
+			return true
+		}
+		next, ok := procs[q.PPID]
+		if !ok || q.PPID <= 1 {
+			return false
+		}
+		q = next
+	}
+	return false
+}
+
 // Status reads the numeric fields of /proc/PID/status by name: "VmRSS"
 // and "VmHWM" in kB, "Threads", and so on.
 func Status(pid int) (map[string]int, error) {
