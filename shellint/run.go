@@ -76,14 +76,12 @@ func (s *Session) submit(text, cwd string, reserved bool) (*command, error) {
 	var line string
 	if s.mode != ModeFallback {
 		lo := lineOpts{shell: s.shellKind, seq: c.seq, text: runText, editing: s.opts.LineEditing, typed: s.typed, prevEval: s.lastEval}
-		switch {
-		case s.typed && !s.hookLost && cwd == "" && !s.testEvalOnly && typable(text, s.lastEval):
+		if s.typed && !s.hookLost && cwd == "" && !s.testEvalOnly && typable(text, s.lastEval) {
 			line = text + "\r"
 			c.file, c.typed = "", true
-		case len(submitLine(lo)) <= maxInlineLine:
-			line = submitLine(lo)
+		} else if line = submitLine(lo); len(line) <= maxInlineLine {
 			c.file = ""
-		default:
+		} else {
 			lo.text, lo.file = "", c.file
 			line = submitLine(lo)
 		}
