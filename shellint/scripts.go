@@ -63,6 +63,20 @@ package shellint
 // $'<text>'. The cwd is baked into P escaped so that no character in it
 // can end or split the marker.
 
+// sharedVars are the state both shells' integrations start from.
+const sharedVars = `__br_seq=""
+__br_ec=0
+__br_st=""
+__br_ps=()
+__br_pp=""
+__br_la=""
+__br_c=""
+__br_e=""
+__br_user_ps1=""
+__br_lpwd=""
+__br_pcwd=""
+`
+
 // sharedFuncs are the functions both shells define alike: __br_rs sets
 // $? (and, with a second argument, $_), __br_esc escapes a value for an
 // OSC 633 property into __br_e as VS Code's deserializeMessage expects,
@@ -93,18 +107,7 @@ __br_norc="${BR_NORC:-}"
 __br_dir="${BR_DIR:-}"
 __br_editing="${BR_EDITING:-}"
 builtin unset BR_NONCE BR_NORC BR_DIR BR_EDITING
-__br_seq=""
-__br_ec=0
-__br_st=""
-__br_ps=()
-__br_pp=""
-__br_la=""
-__br_c=""
-__br_e=""
-__br_user_pc=""
-__br_user_ps1=""
-__br_lpwd=""
-__br_pcwd=""
+` + sharedVars + `__br_user_pc=""
 if [[ -z "$__br_norc" && -r ~/.bashrc ]]; then builtin source ~/.bashrc; fi
 ` + sharedFuncs + `if [[ -z "$__br_editing" ]] && (( BASH_VERSINFO[0] > 5 || (BASH_VERSINFO[0] == 5 && BASH_VERSINFO[1] >= 1) )); then
 # Typed mode (bash 5.1+, no line editor). The markers are part of PS1, so
@@ -250,18 +253,7 @@ else
   builtin unset ZDOTDIR
 fi
 if [[ -z "$__br_norc" && -r "${__br_user_zdot}/.zshrc" ]]; then builtin source "${__br_user_zdot}/.zshrc"; fi
-__br_seq=""
-__br_ec=0
-__br_st=""
-__br_ps=()
-__br_pp=""
-__br_la=""
-__br_c=""
-__br_e=""
-__br_user_ps1=""
-__br_lpwd=""
-__br_pcwd=""
-` + sharedFuncs + `# The line's last word: re-arm the hooks (the command may have replaced
+` + sharedVars + `` + sharedFuncs + `# The line's last word: re-arm the hooks (the command may have replaced
 # them), hand back $? and, as the last argument, $_.
 __br_fin() { __br_arm; builtin return "$1"; }
 # First hook: remember $? before other hooks run. Last hook: the prompt.
