@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/oh-bridge/oh-bridge/conversation"
-	"github.com/oh-bridge/oh-bridge/dial/agentserver"
+	"github.com/oh-bridge/oh-bridge/agentserver"
 	"github.com/oh-bridge/oh-bridge/rpc"
 )
 

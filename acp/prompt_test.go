@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/oh-bridge/oh-bridge/conversation"
-	"github.com/oh-bridge/oh-bridge/dial/agentserver"
+	"github.com/oh-bridge/oh-bridge/agentserver"
 )
 
 // TestStopReasons follows a turn through the agent's states to the stop

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/oh-bridge/oh-bridge/conversation"
-	"github.com/oh-bridge/oh-bridge/dial/agentserver"
+	"github.com/oh-bridge/oh-bridge/agentserver"
 	"github.com/oh-bridge/oh-bridge/rpc"
 	"github.com/oh-bridge/oh-bridge/session"
 	"github.com/oh-bridge/oh-bridge/workspace"

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oh-bridge/oh-bridge/dial/dialtest"
+	"github.com/oh-bridge/oh-bridge/agentserver/agentservertest"
 )
 
 // acpClient is a bare ACP client on newline-delimited JSON: it answers
@@ -105,7 +105,7 @@ func (c *acpClient) call(b *testing.B, method string, params any) json.RawMessag
 // (the scripted agent, its MCP call to the bridge's terminal). The
 // difference is what the ACP face and the dial cost.
 func BenchmarkACPTurn(b *testing.B) {
-	if err := dialtest.AvailableAgentServer(); err != nil {
+	if err := agentservertest.Available(); err != nil {
 		b.Skip(err)
 	}
 	n := max(b.N, 30)
@@ -120,7 +120,7 @@ func BenchmarkACPTurn(b *testing.B) {
 	record := filepath.Join(dir, "record.jsonl")
 	data, _ := json.Marshal(map[string]any{"turns": script})
 	os.WriteFile(file, data, 0o644)
-	peer, err := dialtest.LaunchScript(dialtest.AgentServerScript(), "--script", file, "--record", record)
+	peer, err := agentservertest.Launch("--script", file, "--record", record)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oh-bridge/oh-bridge/dial/dialtest"
+	"github.com/oh-bridge/oh-bridge/agentserver/agentservertest"
 )
 
 // BenchmarkV1AgentStep: the V1 loop through the compiled bridge and the
@@ -25,7 +25,7 @@ import (
 // beside, in the same run, the same tools/call made directly over MCP HTTP
 // (raw, no client library) on the same bridge.
 func BenchmarkV1AgentStep(b *testing.B) {
-	if err := dialtest.AvailableAgentServer(); err != nil {
+	if err := agentservertest.Available(); err != nil {
 		b.Skip(err)
 	}
 	steps := max(b.N, 100)
@@ -37,7 +37,7 @@ func BenchmarkV1AgentStep(b *testing.B) {
 	script := filepath.Join(b.TempDir(), "script.json")
 	data, _ := json.Marshal(map[string]any{"turns": turns})
 	os.WriteFile(script, data, 0o644)
-	peer, err := dialtest.LaunchScript(dialtest.AgentServerScript(), "--script", script)
+	peer, err := agentservertest.Launch("--script", script)
 	if err != nil {
 		b.Fatal(err)
 	}

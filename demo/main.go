@@ -4,13 +4,11 @@
 // dials only then), and prints the conversation as the editor receives it.
 //
 // The agent creates a small project, runs its failing tests, fixes the
-// failure with str_replace and runs them again. With -protocol v1 (the
-// default) the server is an agent-server (fixtures/peers/agent_server_standin.py)
-// whose agent works with the bridge's MCP tools; with -protocol v0 it is
-// the V0 Socket.IO server (fixtures/peers/openhands_standin.py), whose
-// actions the bridge runs as its runtime.
+// failure with str_replace and runs them again. The server is an
+// agent-server (fixtures/peers/agent_server_standin.py) whose agent works
+// with the bridge's MCP tools.
 //
-// Usage: go run ./demo [-bridge bin/oh-bridge] [-protocol v1|v0] [-keep]
+// Usage: go run ./demo [-bridge bin/oh-bridge] [-keep]
 package main
 
 import (
@@ -30,19 +28,9 @@ import (
 
 func main() {
 	bridge := flag.String("bridge", "bin/oh-bridge", "the oh-bridge binary")
-	protocol := flag.String("protocol", "v1", `"v1" (an agent-server, MCP tools) or "v0" (the V0 runtime role)`)
 	keep := flag.Bool("keep", false, "keep the temp workspace")
 	flag.Parse()
-	var err error
-	switch *protocol {
-	case "v1":
-		_, err = runV1(*bridge, *keep, os.Stdout)
-	case "v0":
-		_, err = runV0(*bridge, *keep, os.Stdout)
-	default:
-		err = fmt.Errorf("-protocol %q: want v1 or v0", *protocol)
-	}
-	if err != nil {
+	if _, err := runV1(*bridge, *keep, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
 	}

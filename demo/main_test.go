@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/oh-bridge/oh-bridge/dial/dialtest"
+	"github.com/oh-bridge/oh-bridge/agentserver/agentservertest"
 	"github.com/oh-bridge/oh-bridge/rpc/rpctest"
 )
 
@@ -50,7 +50,7 @@ func checkOutput(t *testing.T, text string, wants ...string) {
 // the bridge, the on-demand connection, the MCP tools and the scripted
 // agent.
 func TestDemo(t *testing.T) {
-	bin := buildBridge(t, dialtest.AvailableAgentServer)
+	bin := buildBridge(t, agentservertest.Available)
 	var out syncBuffer
 	st, err := runV1(bin, false, &out)
 	if err != nil {
@@ -68,29 +68,6 @@ func TestDemo(t *testing.T) {
 		"agent  ▸ finish: The calculator's tests pass",
 	)
 	if st.State != "connected" || st.ExecutionStatus != "finished" || st.RunningActions != 0 || st.Events < 15 {
-		t.Errorf("final status %+v", st)
-	}
-}
-
-// TestDemoV0 runs the V0 demo (task demo-v0): the bridge as the runtime
-// of the V0 stand-in.
-func TestDemoV0(t *testing.T) {
-	bin := buildBridge(t, dialtest.Available)
-	var out syncBuffer
-	st, err := runV0(bin, false, &out)
-	if err != nil {
-		t.Fatalf("demo failed: %v\n%s", err, out.String())
-	}
-	checkOutput(t, out.String(),
-		"user   ▸ Create a small calculator",
-		"bridge ◂ exit 1 in ", // the first test run fails
-		"AssertionError: -1 != 5",
-		"agent  ▸ edit str_replace ",
-		"    return a + b",
-		"bridge ◂ exit 0 in ", // and passes after the fix
-		"OK",
-	)
-	if st.State != "connected" || st.PendingObservations != 0 || st.LastEventID < 14 {
 		t.Errorf("final status %+v", st)
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/oh-bridge/oh-bridge/dial/dialtest"
+	"github.com/oh-bridge/oh-bridge/agentserver/agentservertest"
 )
 
 // summaryV1 is how a V1 session ended (openhands/status).
@@ -42,7 +42,7 @@ func sessionV1(ws string) map[string]any {
 // runV1 plays the V1 story: an agent-server's agent works with the
 // bridge's MCP tools.
 func runV1(bin string, keep bool, out io.Writer) (*summaryV1, error) {
-	if err := dialtest.AvailableAgentServer(); err != nil {
+	if err := agentservertest.Available(); err != nil {
 		return nil, err
 	}
 	d, err := newWorkspace(out, keep)
@@ -56,7 +56,7 @@ func runV1(bin string, keep bool, out io.Writer) (*summaryV1, error) {
 	}
 	const key = "demo-session-key"
 	fmt.Fprintln(out, "== starting the OpenHands agent-server stand-in (FastAPI) with a scripted LLM")
-	peer, err := dialtest.LaunchScript(dialtest.AgentServerScript(), "--script", script, "--session-api-key", key)
+	peer, err := agentservertest.Launch("--script", script, "--session-api-key", key)
 	if err != nil {
 		return nil, err
 	}

@@ -13,10 +13,10 @@ import (
 	"github.com/oh-bridge/oh-bridge/rpc"
 )
 
-// dialMethods connect the bridge to OpenHands, on demand: no network
-// traffic of any kind happens before openhands/connect. Protocol "v1"
-// (the default) dials an OpenHands agent-server (dial_v1.go); "v0" plays
-// the runtime role of the V0 Socket.IO server (dial_v0.go).
+// dialMethods connect the bridge to an OpenHands agent-server, on demand:
+// no network traffic of any kind happens before openhands/connect
+// (dial_v1.go). The V0 runtime role is retired: protocol "v0" answers
+// why, and what to use instead (v0RetiredError).
 func (h *Handlers) dialMethods() map[string]rpc.Method {
 	return map[string]rpc.Method{
 		"openhands/connect":      {Class: rpc.Concurrent, Handle: handle(h.connect)},
@@ -38,10 +38,6 @@ type link interface {
 	reusable(p *connectParams) bool
 	// status is the current status, as openhands/status answers it.
 	status() any
-}
-
-// steerable links can pause, resume and interrupt the agent (V1).
-type steerable interface {
 	Pause(ctx context.Context) error
 	Resume(ctx context.Context) error
 	Interrupt(ctx context.Context) error
@@ -84,7 +80,7 @@ func (h *Handlers) stopDial(ctx context.Context) {
 }
 
 type connectParams struct {
-	// Protocol is "v1" (an agent-server; the default) or "v0".
+	// Protocol is "v1" (an agent-server), or empty; "v0" is retired.
 	Protocol       string            `json:"protocol"`
 	ServerURL      string            `json:"serverUrl"`
 	ConversationID string            `json:"conversationId"`
@@ -105,12 +101,14 @@ type connectResult struct {
 
 func (h *Handlers) connect(ctx context.Context, p *connectParams) (*connectResult, error) {
 	if u, err := url.Parse(p.ServerURL); p.ServerURL == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, rpc.InvalidParams("serverUrl", "the OpenHands server's http(s) URL, e.g. http://localhost:8000 (an agent-server) or http://localhost:3000 (V0)")
+		return nil, rpc.InvalidParams("serverUrl", "the OpenHands agent-server's http(s) URL, e.g. http://localhost:8000")
 	}
 	switch p.Protocol {
-	case "", "v1", "v0":
+	case "", "v1":
+	case "v0":
+		return nil, toRPCError(v0RetiredError{})
 	default:
-		return nil, rpc.InvalidParams("protocol", `"v1" (an OpenHands agent-server, the default) or "v0" (an OpenHands V0 server)`)
+		return nil, rpc.InvalidParams("protocol", `"v1" (an OpenHands agent-server, the default)`)
 	}
 	switch p.ConfirmationPolicy {
 	case "", "AlwaysConfirm", "NeverConfirm", "ConfirmRisky":
@@ -131,13 +129,7 @@ func (h *Handlers) connect(ctx context.Context, p *connectParams) (*connectResul
 	for k, v := range p.Headers {
 		header.Set(k, v)
 	}
-	var l link
-	var err error
-	if p.Protocol == "v0" {
-		l, err = h.connectV0(ctx, p, header)
-	} else {
-		l, err = h.connectV1(ctx, p, header)
-	}
+	l, err := h.connectV1(ctx, p, header)
 	if err != nil {
 		return nil, toRPCError(err)
 	}
@@ -226,37 +218,36 @@ func (h *Handlers) sendMessage(ctx context.Context, p *sendMessageParams) (any, 
 	return nil, nil
 }
 
-type unsupportedSteerError struct{ what string }
+// v0RetiredError answers openhands/connect with protocol "v0".
+type v0RetiredError struct{}
 
-func (e unsupportedSteerError) Error() string {
-	return e.what + " needs an OpenHands V1 agent-server; this connection plays the V0 runtime role (protocol \"v0\")"
+func (v0RetiredError) Error() string {
+	return `protocol "v0" is retired: OpenHands removed its V0 server in April 2026, and no OpenHands server ever had an editor-runtime role to dial. ` +
+		`Connect to an OpenHands agent-server instead (protocol "v1", the default; its agent uses this bridge's tools over MCP), ` +
+		`or give any MCP agent the bridge's tools with "oh-bridge mcp" or mcp/start. openhands/execute_action still runs V0 actions.`
 }
-func (e unsupportedSteerError) Kind() string { return "unsupported_action" }
+func (v0RetiredError) Kind() string { return "protocol_retired" }
 
-// steer runs pause, resume or interrupt on a V1 link.
-func (h *Handlers) steer(ctx context.Context, what string, f func(steerable, context.Context) error) (any, error) {
+// steer runs pause, resume or interrupt on the link.
+func (h *Handlers) steer(ctx context.Context, f func(link, context.Context) error) (any, error) {
 	l, err := h.connected()
 	if err != nil {
 		return nil, err
 	}
-	s, ok := l.(steerable)
-	if !ok {
-		return nil, unsupportedSteerError{what}
-	}
-	if err := f(s, ctx); err != nil {
+	if err := f(l, ctx); err != nil {
 		return nil, toRPCError(err)
 	}
 	return nil, nil
 }
 
 func (h *Handlers) pause(ctx context.Context, _ *noParams) (any, error) {
-	return h.steer(ctx, "pause", steerable.Pause)
+	return h.steer(ctx, link.Pause)
 }
 
 func (h *Handlers) resume(ctx context.Context, _ *noParams) (any, error) {
-	return h.steer(ctx, "resume", steerable.Resume)
+	return h.steer(ctx, link.Resume)
 }
 
 func (h *Handlers) interrupt(ctx context.Context, _ *noParams) (any, error) {
-	return h.steer(ctx, "interrupt", steerable.Interrupt)
+	return h.steer(ctx, link.Interrupt)
 }

@@ -6,8 +6,8 @@ import (
 	"net/http"
 	"sync/atomic"
 
+	"github.com/oh-bridge/oh-bridge/agentserver"
 	"github.com/oh-bridge/oh-bridge/conversation"
-	"github.com/oh-bridge/oh-bridge/dial/agentserver"
 )
 
 // v1Link is a conversation on an OpenHands agent-server, whose agent uses
@@ -27,7 +27,7 @@ func (l v1Link) status() any { return l.Status() }
 
 func (l v1Link) reusable(p *connectParams) bool {
 	st := l.Status()
-	return p.Protocol != "v0" && st.ServerURL == p.ServerURL && (p.ConversationID == "" || p.ConversationID == st.ConversationID) &&
+	return st.ServerURL == p.ServerURL && (p.ConversationID == "" || p.ConversationID == st.ConversationID) &&
 		p.Task == "" && st.State == agentserver.StateConnected
 }
 

@@ -80,7 +80,7 @@ var codeOfKind = map[string]int64{
 	"conversation_not_found":  codeOpenHandsConnection,
 	"api_key_rejected":        codeOpenHandsConnection,
 	"server_error":            codeOpenHandsConnection,
-	"not_a_runtime_server":    codeOpenHandsConnection,
+	"protocol_retired":        codeOpenHandsConnection,
 	"not_connected":           codeOpenHandsConnection,
 	"unsupported_api_version": codeOpenHandsConnection,
 }

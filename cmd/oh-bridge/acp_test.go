@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/oh-bridge/oh-bridge/dial/dialtest"
+	"github.com/oh-bridge/oh-bridge/agentserver/agentservertest"
 )
 
 // TestACPClient drives `oh-bridge acp` with the official ACP TypeScript
@@ -36,6 +36,6 @@ func TestACPClient(t *testing.T) {
 	}})
 	scriptFile := filepath.Join(tmp, "script.json")
 	os.WriteFile(scriptFile, script, 0o644)
-	p := dialtest.StartAgentServer(t, "--script", scriptFile)
+	p := agentservertest.Start(t, "--script", scriptFile)
 	runClient(t, exec.Command(node, filepath.Join(dir, "acp.cjs"), bin, p.URL, ws))
 }

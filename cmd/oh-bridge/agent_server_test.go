@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/oh-bridge/oh-bridge/dial/dialtest"
+	"github.com/oh-bridge/oh-bridge/agentserver/agentservertest"
 )
 
 // TestAgentServerClients runs the agent-server stand-in under two
@@ -26,7 +26,7 @@ func TestAgentServerClients(t *testing.T) {
 	scriptFile := filepath.Join(tmp, "script.json")
 	record := filepath.Join(tmp, "record.jsonl")
 	os.WriteFile(scriptFile, script, 0o644)
-	p := dialtest.StartAgentServer(t, "--script", scriptFile, "--session-api-key", "s3cret", "--record", record)
+	p := agentservertest.Start(t, "--script", scriptFile, "--session-api-key", "s3cret", "--record", record)
 	runClient(t, exec.Command(node, filepath.Join(dir, "agent_server.cjs"), bin, p.URL, "s3cret", t.TempDir()))
 	runClient(t, exec.Command(node, filepath.Join(dir, "agent_server_schema.cjs"), record, t.TempDir()))
 }

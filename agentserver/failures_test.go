@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oh-bridge/oh-bridge/dial/agentserver"
-	"github.com/oh-bridge/oh-bridge/dial/dialtest"
+	"github.com/oh-bridge/oh-bridge/agentserver"
+	"github.com/oh-bridge/oh-bridge/agentserver/agentservertest"
 )
 
 // kinded errors name their kind for the editor's error data.
@@ -22,9 +22,9 @@ type kinded interface{ Kind() string }
 // once, naming the server and what to do, with a kind the editor can act on.
 func TestConnectFailures(t *testing.T) {
 	b := newBridge(t)
-	keyed := dialtest.StartAgentServer(t, "--session-api-key", "right")
-	future := dialtest.StartAgentServer(t, "--version", "2.0.0")
-	v0 := dialtest.Start(t)
+	keyed := agentservertest.Start(t, "--session-api-key", "right")
+	future := agentservertest.Start(t, "--version", "2.0.0")
+	v0 := agentservertest.Start(t)
 	notFound := httptest.NewServer(http.NotFoundHandler())
 	defer notFound.Close()
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -102,14 +102,14 @@ func TestConnectFailures(t *testing.T) {
 func TestLostConversationEndsTheSession(t *testing.T) {
 	b := newBridge(t)
 	state := t.TempDir()
-	p := dialtest.StartAgentServer(t, "--state", state)
+	p := agentservertest.Start(t, "--state", state)
 	port := p.URL[strings.LastIndex(p.URL, ":")+1:]
 	r := newRecorder()
 	o := connectOptions(b, p.URL, r)
 	s := connect(t, o)
 	p.Stop()
 	// The server comes back without the conversation.
-	dialtest.StartAgentServer(t, "--state", t.TempDir(), "--port", port)
+	agentservertest.Start(t, "--state", t.TempDir(), "--port", port)
 	r.await(t, "the session to fail", func(_ []json.RawMessage, st []agentserver.Status) bool {
 		return last(st).State == agentserver.StateFailed
 	})

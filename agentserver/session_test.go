@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oh-bridge/oh-bridge/dial/agentserver"
-	"github.com/oh-bridge/oh-bridge/dial/dialtest"
+	"github.com/oh-bridge/oh-bridge/agentserver"
+	"github.com/oh-bridge/oh-bridge/agentserver/agentservertest"
 	"github.com/oh-bridge/oh-bridge/mcpserver"
 	"github.com/oh-bridge/oh-bridge/ohruntime/ohtest"
 	"github.com/oh-bridge/oh-bridge/session"
@@ -321,7 +321,7 @@ func TestConversationUsesTheBridgesTools(t *testing.T) {
 		[]step{terminal("bash calc.sh"), tool("task_tracker", map[string]any{"command": "view"})},
 		[]step{{"finish": "calc.sh adds now."}},
 	)
-	p := dialtest.StartAgentServer(t, "--script", script, "--session-api-key", "k3y")
+	p := agentservertest.Start(t, "--script", script, "--session-api-key", "k3y")
 	r := newRecorder()
 	o := connectOptions(b, p.URL, r)
 	o.SessionAPIKey = "k3y"
@@ -420,7 +420,7 @@ func TestOlderServersGetTheWrappedMCPConfig(t *testing.T) {
 	for _, version := range []string{"1.21.0", "1.31.2"} {
 		t.Run(version, func(t *testing.T) {
 			b := newBridge(t)
-			p := dialtest.StartAgentServer(t, "--version", version, "--script",
+			p := agentservertest.Start(t, "--version", version, "--script",
 				writeScript(t, []step{terminal("echo hi")}, []step{{"message": "done"}}))
 			r := newRecorder()
 			o := connectOptions(b, p.URL, r)
@@ -444,7 +444,7 @@ func TestPauseAndResume(t *testing.T) {
 		[]step{terminal("echo two > two.txt")},
 		[]step{{"message": "both written"}},
 	)
-	p := dialtest.StartAgentServer(t, "--script", script)
+	p := agentservertest.Start(t, "--script", script)
 	r := newRecorder()
 	o := connectOptions(b, p.URL, r)
 	o.Task = "write one and two"
@@ -479,7 +479,7 @@ func TestInterruptStopsTheCommand(t *testing.T) {
 	b := newBridge(t)
 	marker := fmt.Sprintf("sleep %d", 40+time.Now().Nanosecond()%20)
 	script := writeScript(t, []step{terminal(marker + " && touch late.txt")})
-	p := dialtest.StartAgentServer(t, "--script", script)
+	p := agentservertest.Start(t, "--script", script)
 	r := newRecorder()
 	o := connectOptions(b, p.URL, r)
 	o.Task = "sleep"
@@ -510,7 +510,7 @@ func TestServerDiesMidAction(t *testing.T) {
 	b := newBridge(t)
 	state := t.TempDir()
 	script := writeScript(t, []step{terminal("sleep 30")})
-	p := dialtest.StartAgentServer(t, "--script", script, "--state", state)
+	p := agentservertest.Start(t, "--script", script, "--state", state)
 	port := p.URL[strings.LastIndex(p.URL, ":")+1:]
 	r := newRecorder()
 	o := connectOptions(b, p.URL, r)
@@ -518,7 +518,7 @@ func TestServerDiesMidAction(t *testing.T) {
 	s := connect(t, o)
 	r.await(t, "the running action", func(_ []json.RawMessage, st []agentserver.Status) bool { return last(st).RunningActions == 1 })
 	p.Stop()
-	dialtest.StartAgentServer(t, "--script", script, "--state", state, "--port", port)
+	agentservertest.Start(t, "--script", script, "--state", state, "--port", port)
 	r.awaitExecution(t, "error")
 	r.await(t, "the AgentErrorEvent", func(ev []json.RawMessage, st []agentserver.Status) bool {
 		return has(ev, "AgentErrorEvent") && last(st).RunningActions == 0
@@ -537,7 +537,7 @@ func TestConfirmation(t *testing.T) {
 		[]step{tool("file_editor", map[string]any{"command": "create", "path": filepath.Join(b.dir, "a.txt"), "file_text": "a\n"})},
 		[]step{terminal("touch rejected.txt")},
 	)
-	p := dialtest.StartAgentServer(t, "--script", script)
+	p := agentservertest.Start(t, "--script", script)
 	r := newRecorder()
 	o := connectOptions(b, p.URL, r)
 	o.Task = "write a, then touch"
@@ -585,7 +585,7 @@ func TestDroppedStreamLosesNothing(t *testing.T) {
 		turns = append(turns, []step{terminal(fmt.Sprintf("echo step %d; sleep 0.05", i))})
 	}
 	turns = append(turns, []step{{"finish": "done"}})
-	p := dialtest.StartAgentServer(t, "--script", writeScript(t, turns...))
+	p := agentservertest.Start(t, "--script", writeScript(t, turns...))
 	px := newProxy(t, strings.TrimPrefix(p.URL, "http://"))
 	r := newRecorder()
 	o := connectOptions(b, px.URL(), r)
@@ -629,7 +629,7 @@ func TestServerRestart(t *testing.T) {
 		[]step{terminal("echo after")},
 		[]step{{"finish": "all done"}},
 	)
-	p := dialtest.StartAgentServer(t, "--script", script, "--state", state)
+	p := agentservertest.Start(t, "--script", script, "--state", state)
 	port := p.URL[strings.LastIndex(p.URL, ":")+1:]
 	r := newRecorder()
 	o := connectOptions(b, p.URL, r)
@@ -645,7 +645,7 @@ func TestServerRestart(t *testing.T) {
 	} else if !strings.Contains(err.Error(), "cannot reach the OpenHands agent-server") {
 		t.Errorf("sending with the server down: %v", err)
 	}
-	p2 := dialtest.StartAgentServer(t, "--script", script, "--state", state, "--port", port)
+	p2 := agentservertest.Start(t, "--script", script, "--state", state, "--port", port)
 	r.await(t, "the session to reconnect", func(_ []json.RawMessage, st []agentserver.Status) bool {
 		return last(st).State == agentserver.StateConnected
 	})

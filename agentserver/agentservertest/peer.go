@@ -1,9 +1,7 @@
-// Package dialtest runs the OpenHands stand-in servers for tests, in the
-// spirit of net/http/httptest: the V0 server
-// (fixtures/peers/openhands_standin.py, on Debian's python3-socketio) and
-// the V1 agent-server (fixtures/peers/agent_server_standin.py, on
-// Debian's python3-fastapi).
-package dialtest
+// Package agentservertest runs the stand-in for an OpenHands agent-server
+// (fixtures/peers/agent_server_standin.py, on Debian's python3-fastapi)
+// for tests, in the spirit of net/http/httptest.
+package agentservertest
 
 import (
 	"bufio"
@@ -20,7 +18,7 @@ import (
 	"time"
 )
 
-// SystemPython is the interpreter that has Debian's python3-socketio;
+// SystemPython is the interpreter that has Debian's python3-fastapi;
 // a pyenv python3 earlier on PATH would not.
 const SystemPython = "/usr/bin/python3"
 
@@ -53,39 +51,23 @@ func (l *lockedBuilder) String() string {
 	return l.b.String()
 }
 
-// Script is the path of the V0 stand-in script.
-func Script() string { return peerScript("openhands_standin.py") }
-
-// AgentServerScript is the path of the V1 agent-server stand-in.
-func AgentServerScript() string { return peerScript("agent_server_standin.py") }
-
-func peerScript(name string) string {
+// Script is the path of the agent-server stand-in.
+func Script() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "fixtures", "peers", name)
+	return filepath.Join(filepath.Dir(file), "..", "..", "fixtures", "peers", "agent_server_standin.py")
 }
 
-// Start runs the V0 stand-in with args and waits until it listens. CI must
+// Start runs the stand-in with args and waits until it listens. CI must
 // have the Python packages; elsewhere their absence skips the test.
 func Start(t testing.TB, args ...string) *Peer {
 	t.Helper()
-	return start(t, Available, Script(), args)
-}
-
-// StartAgentServer runs the V1 agent-server stand-in with args.
-func StartAgentServer(t testing.TB, args ...string) *Peer {
-	t.Helper()
-	return start(t, AvailableAgentServer, AgentServerScript(), args)
-}
-
-func start(t testing.TB, available func() error, script string, args []string) *Peer {
-	t.Helper()
-	if err := available(); err != nil {
+	if err := Available(); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatal(err)
 		}
 		t.Skip(err)
 	}
-	p, err := LaunchScript(script, args...)
+	p, err := Launch(args...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,27 +80,17 @@ func start(t testing.TB, available func() error, script string, args []string) *
 	return p
 }
 
-// Available reports whether the V0 stand-in can run here.
+// Available reports whether the stand-in can run here.
 func Available() error {
-	if err := exec.Command(SystemPython, "-c", "import socketio, uvicorn").Run(); err != nil {
-		return errors.New("the OpenHands stand-in needs Debian's python3-socketio and python3-uvicorn (apt-get install python3-socketio python3-uvicorn)")
-	}
-	return nil
-}
-
-// AvailableAgentServer reports whether the V1 stand-in can run here.
-func AvailableAgentServer() error {
 	if err := exec.Command(SystemPython, "-c", "import fastapi, uvicorn, websockets").Run(); err != nil {
 		return errors.New("the agent-server stand-in needs Debian's python3-fastapi, python3-uvicorn and python3-websockets (apt-get install python3-fastapi python3-uvicorn python3-websockets)")
 	}
 	return nil
 }
 
-// Launch runs the V0 stand-in and waits until it listens; Stop ends it.
-func Launch(args ...string) (*Peer, error) { return LaunchScript(Script(), args...) }
-
-// LaunchScript runs a stand-in script and waits until it listens.
-func LaunchScript(script string, args ...string) (*Peer, error) {
+// Launch runs the stand-in and waits until it listens; Stop ends it.
+func Launch(args ...string) (*Peer, error) {
+	script := Script()
 	cmd := exec.Command(SystemPython, append([]string{script}, args...)...)
 	// A test binary killed by its timeout runs no cleanup: the stand-in
 	// must not outlive it.
