@@ -24,10 +24,10 @@ import (
 // ProtocolVersion is the ACP version served.
 const ProtocolVersion = 1
 
-// Server is where the agent-server is and how to start conversations on
+// AgentServer is where the agent-server is and how to start conversations on
 // it. An empty URL means none is configured: prompts then answer how to
 // configure one.
-type Server struct {
+type AgentServer struct {
 	URL           string
 	SessionAPIKey string
 	// LLM is a new agent's "llm" object ({"model", "api_key", ...}).
@@ -49,7 +49,7 @@ type MCPEndpoint struct {
 type Config struct {
 	Version string
 	Logger  *slog.Logger
-	Server  Server
+	Server  AgentServer
 	// StartMCP opens an MCP endpoint over a session; cmd/oh-bridge wires
 	// package mcpserver in, so this face does not import another.
 	StartMCP func(*session.Session) (*MCPEndpoint, error)
@@ -58,8 +58,8 @@ type Config struct {
 	HowToConfigure string
 }
 
-// Agent serves one ACP connection.
-type Agent struct {
+// Server serves one ACP connection.
+type Server struct {
 	cfg  Config
 	log  *slog.Logger
 	peer rpc.Peer
@@ -70,18 +70,18 @@ type Agent struct {
 }
 
 // New returns the face; Bind it to its connection before serving.
-func New(cfg Config) *Agent {
+func New(cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Agent{cfg: cfg, log: cfg.Logger.With("component", "acp"), sessions: map[string]*acpSession{}}
+	return &Server{cfg: cfg, log: cfg.Logger.With("component", "acp"), sessions: map[string]*acpSession{}}
 }
 
 // Bind sets the connection to the client.
-func (a *Agent) Bind(p rpc.Peer) { a.peer = p }
+func (a *Server) Bind(p rpc.Peer) { a.peer = p }
 
 // Methods is the ACP method table.
-func (a *Agent) Methods() map[string]rpc.Method {
+func (a *Server) Methods() map[string]rpc.Method {
 	return map[string]rpc.Method{
 		"initialize":     {Class: rpc.Inline, Handle: rpc.Typed(a.initialize)},
 		"authenticate":   {Class: rpc.Inline, Handle: rpc.Typed(a.authenticate)},
@@ -109,7 +109,7 @@ type initializeParams struct {
 	} `json:"clientInfo"`
 }
 
-func (a *Agent) initialize(ctx context.Context, p *initializeParams) (any, error) {
+func (a *Server) initialize(ctx context.Context, p *initializeParams) (any, error) {
 	a.mu.Lock()
 	a.caps = p.ClientCapabilities
 	a.mu.Unlock()
@@ -137,12 +137,12 @@ type authenticateParams struct {
 
 // authenticate has nothing to do: the agent-server's key comes from the
 // bridge's configuration, and initialize offers no methods.
-func (a *Agent) authenticate(ctx context.Context, p *authenticateParams) (any, error) {
+func (a *Server) authenticate(ctx context.Context, p *authenticateParams) (any, error) {
 	return nil, rpc.NewError(rpc.CodeInvalidParams, "oh-bridge offers no authentication methods (initialize lists none); "+
 		"the agent-server's session API key is configured with OH_BRIDGE_SESSION_API_KEY or sessionApiKey in the config file", nil)
 }
 
-func (a *Agent) capabilities() clientCapabilities {
+func (a *Server) capabilities() clientCapabilities {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.caps
@@ -150,7 +150,7 @@ func (a *Agent) capabilities() clientCapabilities {
 
 // Shutdown ends every session: conversations stop streaming (they go on
 // on the server), terminals and MCP endpoints close.
-func (a *Agent) Shutdown(ctx context.Context) {
+func (a *Server) Shutdown(ctx context.Context) {
 	a.mu.Lock()
 	all := make([]*acpSession, 0, len(a.sessions))
 	for _, s := range a.sessions {

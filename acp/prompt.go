@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/oh-bridge/oh-bridge/conversation"
 	"github.com/oh-bridge/oh-bridge/agentserver"
+	"github.com/oh-bridge/oh-bridge/conversation"
 	"github.com/oh-bridge/oh-bridge/rpc"
 )
 
@@ -51,7 +51,7 @@ type promptParams struct {
 	Prompt    []contentBlock `json:"prompt"`
 }
 
-func (a *Agent) prompt(ctx context.Context, p *promptParams) (any, error) {
+func (a *Server) prompt(ctx context.Context, p *promptParams) (any, error) {
 	s, err := a.session(p.SessionID)
 	if err != nil {
 		return nil, err
@@ -137,7 +137,7 @@ type cancelParams struct {
 
 // cancel stops the agent of a running turn: the agent-server interrupts
 // it, and the session's commands are interrupted too.
-func (a *Agent) cancel(ctx context.Context, p *cancelParams) (any, error) {
+func (a *Server) cancel(ctx context.Context, p *cancelParams) (any, error) {
 	a.mu.Lock()
 	s := a.sessions[p.SessionID]
 	a.mu.Unlock()

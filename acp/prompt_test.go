@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/oh-bridge/oh-bridge/conversation"
 	"github.com/oh-bridge/oh-bridge/agentserver"
+	"github.com/oh-bridge/oh-bridge/conversation"
 )
 
 // TestStopReasons follows a turn through the agent's states to the stop

@@ -12,8 +12,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/oh-bridge/oh-bridge/conversation"
 	"github.com/oh-bridge/oh-bridge/agentserver"
+	"github.com/oh-bridge/oh-bridge/conversation"
 	"github.com/oh-bridge/oh-bridge/rpc"
 	"github.com/oh-bridge/oh-bridge/session"
 	"github.com/oh-bridge/oh-bridge/workspace"
@@ -22,11 +22,11 @@ import (
 // acpSession is one ACP session: a workspace session, its MCP endpoint,
 // and the conversation on the agent-server (nil when none is configured).
 type acpSession struct {
-	a       *Agent
+	a       *Server
 	id      string
 	sess    *session.Session
 	mcp     *MCPEndpoint
-	conv    *agentserver.Session
+	conv    *agentserver.Conversation
 	tracker *conversation.Tracker
 	stopObs func()
 
@@ -67,7 +67,7 @@ type loadSessionParams struct {
 	MCPServers []mcpServer `json:"mcpServers"`
 }
 
-func (a *Agent) newSession(ctx context.Context, p *newSessionParams) (any, error) {
+func (a *Server) newSession(ctx context.Context, p *newSessionParams) (any, error) {
 	s, err := a.open(ctx, p.Cwd, p.AdditionalDirectories, p.MCPServers, "")
 	if err != nil {
 		return nil, err
@@ -77,7 +77,7 @@ func (a *Agent) newSession(ctx context.Context, p *newSessionParams) (any, error
 
 // loadSession attaches to a conversation and replays it as updates before
 // it answers, as ACP asks.
-func (a *Agent) loadSession(ctx context.Context, p *loadSessionParams) (any, error) {
+func (a *Server) loadSession(ctx context.Context, p *loadSessionParams) (any, error) {
 	if p.SessionID == "" {
 		return nil, rpc.InvalidParams("sessionId", "the id of a session this agent created (an OpenHands conversation id)")
 	}
@@ -106,7 +106,7 @@ func (a *Agent) loadSession(ctx context.Context, p *loadSessionParams) (any, err
 
 // open makes a session over cwd; with a server configured it starts a
 // conversation, or attaches to conversationID.
-func (a *Agent) open(ctx context.Context, cwd string, extra []string, servers []mcpServer, conversationID string) (*acpSession, error) {
+func (a *Server) open(ctx context.Context, cwd string, extra []string, servers []mcpServer, conversationID string) (*acpSession, error) {
 	if !filepath.IsAbs(cwd) {
 		return nil, rpc.InvalidParams("cwd", "the absolute path of the directory to work in (ACP paths are absolute)")
 	}
@@ -168,20 +168,20 @@ func (a *Agent) open(ctx context.Context, cwd string, extra []string, servers []
 	return s, nil
 }
 
-func (a *Agent) add(s *acpSession) {
+func (a *Server) add(s *acpSession) {
 	a.mu.Lock()
 	a.sessions[s.id] = s
 	a.mu.Unlock()
 }
 
-func (a *Agent) drop(s *acpSession) {
+func (a *Server) drop(s *acpSession) {
 	a.mu.Lock()
 	delete(a.sessions, s.id)
 	a.mu.Unlock()
 	s.close(context.Background())
 }
 
-func (a *Agent) session(id string) (*acpSession, error) {
+func (a *Server) session(id string) (*acpSession, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	s := a.sessions[id]

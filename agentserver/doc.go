@@ -4,7 +4,7 @@
 // way V1 expects (X-Session-API-Key on REST, a first frame
 // {"type": "auth", ...} on the socket).
 //
-// A Session creates a conversation whose agent has no built-in tools and
+// A Conversation creates a conversation whose agent has no built-in tools and
 // the bridge's MCP endpoint instead (or attaches to an existing one),
 // streams every event in V1's JSON, resumes a dropped stream from the last
 // event's timestamp with no event lost or repeated, answers confirmation

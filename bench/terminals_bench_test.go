@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oh-bridge/oh-bridge/ohruntime/ohtest"
+	"github.com/oh-bridge/oh-bridge/internal/ohtest"
 )
 
 // The terminal benchmarks run the bridge, and the shells it starts, with an

@@ -13,13 +13,13 @@ import (
 // v1Link is a conversation on an OpenHands agent-server, whose agent uses
 // the session's tools through the MCP endpoint.
 type v1Link struct {
-	*agentserver.Session
+	*agentserver.Conversation
 	stopObserving func()
 }
 
 // Close stops streaming and following the session's calls.
 func (l v1Link) Close() {
-	l.Session.Close()
+	l.Conversation.Close()
 	l.stopObserving()
 }
 

@@ -6,13 +6,13 @@ import (
 	"encoding/json"
 	"strconv"
 
-	"github.com/oh-bridge/oh-bridge/ohruntime"
+	"github.com/oh-bridge/oh-bridge/ohactions"
 	"github.com/oh-bridge/oh-bridge/rpc"
 )
 
 // openhandsMethods are the openhands/* methods.
 //
-// openhands/execute_action is concurrent: package ohruntime runs actions one
+// openhands/execute_action is concurrent: package ohactions runs actions one
 // at a time itself (like action_execution_server's asyncio.Lock), and a
 // call waiting for its turn or for a command can be cancelled. Cancelling
 // ends the wait only: a running command keeps running, as after a timeout,
@@ -27,12 +27,12 @@ func (h *Handlers) openhandsMethods() map[string]rpc.Method {
 // ohState is the session's OpenHands runtime. The runtime itself starts no
 // process until an action needs one.
 type ohState struct {
-	rt *ohruntime.Runtime
+	rt *ohactions.Runtime
 }
 
 // ohRuntime is the session's OpenHands runtime, for every transport that
 // executes actions (openhands/execute_action and the server's runtime role).
-func (h *Handlers) ohRuntime() (*ohruntime.Runtime, error) {
+func (h *Handlers) ohRuntime() (*ohactions.Runtime, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.oh == nil {
@@ -47,8 +47,8 @@ func (h *Handlers) openhandsCapabilities() map[string]any {
 		"openhands": map[string]any{
 			"actions": map[string]any{
 				"execute":      true,
-				"types":        ohruntime.Executed,
-				"acknowledged": ohruntime.Answered,
+				"types":        ohactions.Executed,
+				"acknowledged": ohactions.Answered,
 			},
 		},
 	}
@@ -59,7 +59,7 @@ type executeActionParams struct {
 }
 
 type executeActionResult struct {
-	Observation *ohruntime.Observation `json:"observation"`
+	Observation *ohactions.Observation `json:"observation"`
 }
 
 // AppendJSON encodes the result as encoding/json does, without its
@@ -97,7 +97,7 @@ func appendOHValue(b []byte, v any) []byte {
 		return strconv.AppendInt(b, int64(v), 10)
 	case int64:
 		return strconv.AppendInt(b, v, 10)
-	case ohruntime.Object:
+	case ohactions.Object:
 		b = append(b, '{')
 		for i, f := range v {
 			if i > 0 {
@@ -135,7 +135,7 @@ func (h *Handlers) executeAction(ctx context.Context, p *executeActionParams) (*
 	obs, err := rt.Execute(ctx, p.Action)
 	if err != nil {
 		progress.End(ctx, "failed")
-		if ae, ok := err.(*ohruntime.ActionError); ok {
+		if ae, ok := err.(*ohactions.ActionError); ok {
 			return nil, rpc.InvalidParams(ae.Field, ae.Reason)
 		}
 		return nil, toRPCError(err)

@@ -329,7 +329,7 @@ func (ts *termState) result(r *shellint.Result) *terminalResult {
 }
 
 // terminal finds a terminal by id.
-func (h *Handlers) terminal(id string) (*termState, *shellint.Session, error) {
+func (h *Handlers) terminal(id string) (*termState, *shellint.Terminal, error) {
 	if err := requireID(id); err != nil {
 		return nil, nil, err
 	}

@@ -7,11 +7,11 @@
 //
 // It owns the V1 tool definitions (Definitions), argument checking, and
 // the wording of every observation. The control flow of the agent's shell
-// is ohruntime.Shell, which V0 shares; files go through editor (in its
+// is engine.Shell, which V0 shares; files go through editor (in its
 // FileEditor dialect, sharing the session's undo history) and workspace.
 //
 // It must not know about MCP, JSON-RPC or any other transport: a face
-// turns a call into Agent.Call and the Observation's content blocks into
+// turns a call into Toolbox.Call and the Observation's content blocks into
 // its own result. docs/openhands-compat.md lists every deliberate
 // difference from openhands-tools.
 package ohtools

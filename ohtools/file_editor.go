@@ -53,7 +53,7 @@ func parseFileEditorArgs(raw []byte) (*fileEditorArgs, error) {
 
 // fileEditor is FileEditorExecutor: the editor's text, or its error text
 // as an error observation.
-func (a *Agent) fileEditor(ctx context.Context, args *fileEditorArgs) (*Observation, error) {
+func (a *Toolbox) fileEditor(ctx context.Context, args *fileEditorArgs) (*Observation, error) {
 	res, err := a.editor.Execute(ctx, args.req)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oh-bridge/oh-bridge/ohruntime/ohtest"
+	"github.com/oh-bridge/oh-bridge/internal/ohtest"
 	"github.com/oh-bridge/oh-bridge/ohtools"
 	"github.com/oh-bridge/oh-bridge/shellint"
 )
@@ -39,11 +39,11 @@ type goldenResult struct {
 
 // newTestAgent returns an agent over a fresh workspace, with a soft timeout
 // of one second and a python of its own on the terminal's PATH.
-func newTestAgent(t *testing.T) (*ohtools.Agent, string, string) {
+func newTestAgent(t *testing.T) (*ohtools.Toolbox, string, string) {
 	return newBenchAgent(t)
 }
 
-func newBenchAgent(t testing.TB) (*ohtools.Agent, string, string) {
+func newBenchAgent(t testing.TB) (*ohtools.Toolbox, string, string) {
 	t.Helper()
 	fs, dir := ohtest.Workspace(t)
 	bin := t.TempDir()
@@ -51,7 +51,7 @@ func newBenchAgent(t testing.TB) (*ohtools.Agent, string, string) {
 	if err := os.WriteFile(python, []byte("#!/bin/sh\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	a, err := ohtools.NewAgent(ohtools.AgentOptions{
+	a, err := ohtools.NewToolbox(ohtools.ToolboxOptions{
 		FS:              fs,
 		NoChangeTimeout: time.Second,
 		ShellMode:       shellint.ModeNoRC,

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/oh-bridge/oh-bridge/ohruntime"
+	"github.com/oh-bridge/oh-bridge/engine"
 	"github.com/oh-bridge/oh-bridge/pytext"
 )
 
@@ -35,11 +35,11 @@ const (
 	idleTimeoutEnv = "OH_RUNTIME_IDLE_TIMEOUT_SECONDS"
 )
 
-// terminal is an agent's V1 terminal: ohruntime.Shell, worded as
+// terminal is an agent's V1 terminal: engine.Shell, worded as
 // openhands-tools' TerminalSession in its single-session form.
 type terminal struct {
 	mu       sync.Mutex // one call at a time, as the SDK's "terminal:session" resource
-	shell    *ohruntime.Shell
+	shell    *engine.Shell
 	noChange time.Duration
 	maxWait  time.Duration // 0: none
 	python   string
@@ -112,7 +112,7 @@ func (t *terminal) execute(ctx context.Context, args *terminalArgs) (*terminalOb
 	if msg := foregroundRejection(command, args.isInput, args.timeout); msg != "" {
 		return &terminalObservation{body: msg, isError: true, exitCode: -1}, nil
 	}
-	req := ohruntime.ShellRequest{Command: command, IsInput: args.isInput}
+	req := engine.Request{Command: command, IsInput: args.isInput}
 	if args.timeout != nil {
 		// A command with a timeout is blocking: no soft timeout.
 		req.Timeout = time.Duration(*args.timeout * float64(time.Second))
@@ -173,16 +173,16 @@ func (o *terminalObservation) observation() *Observation {
 }
 
 // word turns a Shell result into TerminalSession's observation for it.
-func (t *terminal) word(res *ohruntime.ShellResult, args *terminalArgs) *terminalObservation {
+func (t *terminal) word(res *engine.Result, args *terminalArgs) *terminalObservation {
 	out := pytext.MiddleTruncate(res.Output, MaxOutput, truncateNotice)
 	o := &terminalObservation{body: out, exitCode: -1}
 	info := &CommandInfo{TerminalID: t.id, Command: res.Command, ExitCode: -1, Running: true}
 	switch res.Outcome {
-	case ohruntime.NoPreviousLogs:
+	case engine.NoPreviousLogs:
 		return &terminalObservation{body: noPreviousLogs, isError: true, exitCode: -1}
-	case ohruntime.NoPreviousInput:
+	case engine.NoPreviousInput:
 		return &terminalObservation{body: noPreviousInput, isError: true, exitCode: -1}
-	case ohruntime.MultipleCommands:
+	case engine.MultipleCommands:
 		var b strings.Builder
 		b.WriteString("Cannot execute multiple commands at once.\n")
 		b.WriteString("Please run each command separately OR chain them into a single command via && or ;\n")
@@ -191,25 +191,25 @@ func (t *terminal) word(res *ohruntime.ShellResult, args *terminalArgs) *termina
 			fmt.Fprintf(&b, "\n(%d) %s", i+1, c)
 		}
 		return &terminalObservation{body: b.String(), isError: true, exitCode: -1}
-	case ohruntime.NotExecuted:
+	case engine.NotExecuted:
 		o.isError = true
 		o.suffix = "\n[Your command \"" + res.Command + "\" is NOT executed. The previous command is still running - " +
 			"You CANNOT send new commands until the previous command is completed. By setting `is_input` to `true`, " +
 			"you can interact with the current process: " + TimeoutMessage + "]"
-	case ohruntime.Completed:
+	case engine.Completed:
 		o.exitCode, o.workingDir, o.python = res.ExitCode, res.Cwd, t.python
 		o.suffix = "\n[The command completed with exit code " + strconv.Itoa(res.ExitCode) + ".]"
-		if ohruntime.IsSpecialKey(res.Command) {
+		if engine.IsSpecialKey(res.Command) {
 			o.suffix = "\n[The command completed with exit code " + strconv.Itoa(res.ExitCode) + ". CTRL+" +
 				strings.ToUpper(string([]rune(res.Command)[2])) + " was sent.]"
 		}
 		info.ExitCode, info.Cwd, info.Running = res.ExitCode, res.Cwd, false
-	case ohruntime.NoChange:
+	case engine.NoChange:
 		o.suffix = "\n[The command has no new output after " + pySeconds(t.noChange) + " seconds. " + TimeoutMessage + "]"
-	case ohruntime.HardTimeout:
+	case engine.HardTimeout:
 		o.suffix = "\n[The command timed out after " + pytext.Float(*args.timeout) + " seconds. " + TimeoutMessage + "]"
 	}
-	if res.Continued && res.Outcome != ohruntime.Completed {
+	if res.Continued && res.Outcome != engine.Completed {
 		o.prefix = continuePrefix
 	}
 	o.info = info

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oh-bridge/oh-bridge/ohruntime/ohtest"
+	"github.com/oh-bridge/oh-bridge/internal/ohtest"
 	"github.com/oh-bridge/oh-bridge/ohtools"
 	"github.com/oh-bridge/oh-bridge/shellint"
 )
@@ -159,7 +159,7 @@ func TestForegroundTimeoutCap(t *testing.T) {
 // hard timeout of that length and the command runs on.
 func TestMaxWait(t *testing.T) {
 	fs, _ := ohtest.Workspace(t)
-	a, err := ohtools.NewAgent(ohtools.AgentOptions{FS: fs, MaxWait: 1500 * time.Millisecond, ShellMode: shellint.ModeNoRC})
+	a, err := ohtools.NewToolbox(ohtools.ToolboxOptions{FS: fs, MaxWait: 1500 * time.Millisecond, ShellMode: shellint.ModeNoRC})
 	if err != nil {
 		t.Fatal(err)
 	}

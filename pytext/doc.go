@@ -4,6 +4,6 @@
 // a str and of a float, and the SDK's middle truncation, all counted in
 // code points as Python counts them.
 //
-// It knows nothing of OpenHands itself; ohruntime (V0), ohtools (V1) and
+// It knows nothing of OpenHands itself; ohactions (V0), ohtools (V1) and
 // editor build their texts with it.
 package pytext

@@ -20,7 +20,7 @@ type Agent struct {
 	s     *Session
 	id    string
 	name  string
-	tools *ohtools.Agent
+	tools *ohtools.Toolbox
 	start time.Time
 
 	calls    atomic.Int64
@@ -62,7 +62,7 @@ func (s *Session) NewAgent(o AgentOptions) (*Agent, error) {
 	if name == "" {
 		name = "agent"
 	}
-	tools, err := ohtools.NewAgent(ohtools.AgentOptions{
+	tools, err := ohtools.NewToolbox(ohtools.ToolboxOptions{
 		FS:              s.fs,
 		Editor:          s.editor,
 		TerminalID:      id,

@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/oh-bridge/oh-bridge/editor"
-	"github.com/oh-bridge/oh-bridge/ohruntime"
+	"github.com/oh-bridge/oh-bridge/ohactions"
 	"github.com/oh-bridge/oh-bridge/shellint"
 	"github.com/oh-bridge/oh-bridge/workspace"
 )
@@ -50,7 +50,7 @@ type Session struct {
 	fs     *workspace.FS
 	editor *editor.Editor
 	pool   *shellint.Pool
-	oh     *ohruntime.Runtime
+	oh     *ohactions.Runtime
 	watch  *watching
 	perms  permissions
 	obs    observers
@@ -96,7 +96,7 @@ func New(o Options) (*Session, error) {
 	})
 	// The V0 runtime's shell is mirrored like the pool's, as terminal
 	// "oh-agent"; its editor shares the session's undo history.
-	s.oh, err = ohruntime.New(ohruntime.Options{
+	s.oh, err = ohactions.New(ohactions.Options{
 		FS:           fs,
 		Editor:       s.editor.With(editor.Options{RequireAbsolutePaths: true}),
 		OnShellEvent: s.terminalEvent,
@@ -123,7 +123,7 @@ func (s *Session) Editor() *editor.Editor { return s.editor }
 func (s *Session) Terminals() *shellint.Pool { return s.pool }
 
 // OpenHands is the V0 action runtime.
-func (s *Session) OpenHands() *ohruntime.Runtime { return s.oh }
+func (s *Session) OpenHands() *ohactions.Runtime { return s.oh }
 
 // Close ends everything the session runs: agents' terminals, the pool,
 // the V0 runtime and watching, in parallel, within ctx.

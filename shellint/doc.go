@@ -12,7 +12,7 @@
 // defeats the integration, and a pool of numbered terminals.
 //
 // It must not know about JSON-RPC, the editor, or the agent's wire formats:
-// handlers/ maps Pool and Session calls to terminal/* methods and the typed
+// The session (package session) maps Pool and Terminal calls to what faces ask and the typed
 // errors here (all with a stable Kind) to protocol error codes, and the
 // OpenHands layer builds its bash semantics (soft timeout messages, is_input,
 // C-c keys) on top of Run, Output, SendInput and Interrupt.

@@ -9,7 +9,7 @@ import (
 
 // SendInput writes raw bytes (keystrokes, "\x03", "\x04", a line ending in
 // "\r") to the terminal, i.e. to whatever program reads it.
-func (s *Session) SendInput(ctx context.Context, data []byte) error {
+func (s *Terminal) SendInput(ctx context.Context, data []byte) error {
 	s.mu.Lock()
 	if s.closed || s.state == StateDead {
 		s.mu.Unlock()
@@ -31,7 +31,7 @@ func (s *Session) SendInput(ctx context.Context, data []byte) error {
 
 // typeInput writes keystrokes with the terminal's echo on, as a person's
 // typing is (the echo is off only while the shell takes a submitted line).
-func (s *Session) typeInput(p *ptyProc, data []byte) error {
+func (s *Terminal) typeInput(p *ptyProc, data []byte) error {
 	if p != nil && s.Mode() != ModeFallback {
 		if err := p.setEcho(true); err != nil {
 			s.log.Debug("could not turn terminal echo on", "error", err)
@@ -40,7 +40,7 @@ func (s *Session) typeInput(p *ptyProc, data []byte) error {
 	return s.writeInput(p, data)
 }
 
-func (s *Session) writeInput(p *ptyProc, data []byte) error {
+func (s *Terminal) writeInput(p *ptyProc, data []byte) error {
 	if p == nil {
 		return &NotRunningError{TerminalID: s.id}
 	}
@@ -57,7 +57,7 @@ func (s *Session) writeInput(p *ptyProc, data []byte) error {
 }
 
 // Resize changes the terminal's window size.
-func (s *Session) Resize(cols, rows int) error {
+func (s *Terminal) Resize(cols, rows int) error {
 	if cols <= 0 || cols > 65535 || rows <= 0 || rows > 65535 {
 		return &InvalidOptionError{Option: "size", Value: fmt.Sprintf("%dx%d", cols, rows), Reason: "cols and rows must be between 1 and 65535"}
 	}

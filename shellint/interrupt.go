@@ -11,7 +11,7 @@ import (
 // the terminal's foreground process group, each after a grace period; if
 // the command still has not finished, the whole terminal is killed. It
 // returns the command's final Result (Reason "interrupted").
-func (s *Session) Interrupt(ctx context.Context) (*Result, error) {
+func (s *Terminal) Interrupt(ctx context.Context) (*Result, error) {
 	c, err := s.running()
 	if err != nil {
 		return nil, err
@@ -22,7 +22,7 @@ func (s *Session) Interrupt(ctx context.Context) (*Result, error) {
 // Kill stops the running command with SIGKILL to its process group right
 // away (no Ctrl-C); the terminal stays usable. A command running inside the
 // shell itself (a builtin loop) falls back to the Interrupt escalation.
-func (s *Session) Kill(ctx context.Context) (*Result, error) {
+func (s *Terminal) Kill(ctx context.Context) (*Result, error) {
 	c, err := s.running()
 	if err != nil {
 		return nil, err
@@ -30,7 +30,7 @@ func (s *Session) Kill(ctx context.Context) (*Result, error) {
 	return s.interrupt(ctx, c, "killed", true)
 }
 
-func (s *Session) running() (*command, error) {
+func (s *Terminal) running() (*command, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cur == nil {
@@ -48,7 +48,7 @@ type escalationStep struct {
 	grace time.Duration
 }
 
-func (s *Session) interrupt(ctx context.Context, c *command, reason string, hard bool) (*Result, error) {
+func (s *Terminal) interrupt(ctx context.Context, c *command, reason string, hard bool) (*Result, error) {
 	steps := []escalationStep{
 		{"ctrl_c", func(c *command) { s.typeInput(s.procFor(c), []byte{0x03}) }, s.opts.InterruptGrace},
 		{"sigterm", func(c *command) { s.signalCommand(c, unix.SIGTERM) }, s.opts.TermGrace},
@@ -101,14 +101,14 @@ func (s *Session) interrupt(ctx context.Context, c *command, reason string, hard
 
 // kill ends the session (or, in fallback mode, the command's process)
 // because a command could not be stopped any other way.
-func (s *Session) kill(c *command) {
+func (s *Terminal) kill(c *command) {
 	p := s.procFor(c)
 	if p != nil {
 		p.terminate(closeGrace)
 	}
 }
 
-func (s *Session) procFor(c *command) *ptyProc {
+func (s *Terminal) procFor(c *command) *ptyProc {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if c.proc != nil {
@@ -120,7 +120,7 @@ func (s *Session) procFor(c *command) *ptyProc {
 // signalTarget is the process group to signal for c: the terminal's
 // foreground group unless that is the interactive shell itself, which must
 // survive; in fallback mode the command's own `bash -c` group.
-func (s *Session) signalTarget(c *command) int {
+func (s *Terminal) signalTarget(c *command) int {
 	p := s.procFor(c)
 	if p == nil {
 		return 0
@@ -135,14 +135,14 @@ func (s *Session) signalTarget(c *command) int {
 	return fg
 }
 
-func (s *Session) signalCommand(c *command, sig unix.Signal) {
+func (s *Terminal) signalCommand(c *command, sig unix.Signal) {
 	if pg := s.signalTarget(c); pg > 0 {
 		_ = unix.Kill(-pg, sig)
 	}
 }
 
 // awaitSignalTarget polls up to d for a process group to signal for c.
-func (s *Session) awaitSignalTarget(c *command, d time.Duration) int {
+func (s *Terminal) awaitSignalTarget(c *command, d time.Duration) int {
 	deadline := time.Now().Add(d)
 	for {
 		pg := s.signalTarget(c)
@@ -157,7 +157,7 @@ func (s *Session) awaitSignalTarget(c *command, d time.Duration) int {
 }
 
 // waitStarted waits up to d for the shell to start c (or for c to end).
-func (s *Session) waitStarted(ctx context.Context, c *command, d time.Duration) error {
+func (s *Terminal) waitStarted(ctx context.Context, c *command, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	for {
@@ -178,7 +178,7 @@ func (s *Session) waitStarted(ctx context.Context, c *command, d time.Duration) 
 }
 
 // waitDone waits up to d for c to finish.
-func (s *Session) waitDone(ctx context.Context, c *command, d time.Duration) (bool, error) {
+func (s *Terminal) waitDone(ctx context.Context, c *command, d time.Duration) (bool, error) {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	for {

@@ -30,14 +30,14 @@ const (
 )
 
 // mirrorTextLocked adds bytes that pass unchanged.
-func (s *Session) mirrorTextLocked(b []byte) {
+func (s *Terminal) mirrorTextLocked(b []byte) {
 	if len(s.subs) > 0 {
 		s.mirror = append(s.mirror, b...)
 	}
 }
 
 // mirrorMarkLocked adds the subscribers' form of one of our markers.
-func (s *Session) mirrorMarkLocked(m mark) {
+func (s *Terminal) mirrorMarkLocked(m mark) {
 	if len(s.subs) == 0 {
 		return
 	}
@@ -59,7 +59,7 @@ func (s *Session) mirrorMarkLocked(m mark) {
 // prompt: OSC 633;E with the command line, the text, then C (output
 // starts). It runs as c is submitted, before the shell can print anything
 // of it.
-func (s *Session) mirrorCommandLocked(c *command) {
+func (s *Terminal) mirrorCommandLocked(c *command) {
 	if len(s.subs) == 0 {
 		return
 	}
@@ -73,7 +73,7 @@ func (s *Session) mirrorCommandLocked(c *command) {
 // flushMirrorLocked hands the mirrored bytes gathered so far to the
 // subscribers. It runs before any state event is queued, so a state change
 // follows the output that caused it.
-func (s *Session) flushMirrorLocked() {
+func (s *Terminal) flushMirrorLocked() {
 	if len(s.mirror) == 0 {
 		return
 	}

@@ -39,7 +39,7 @@ type Pool struct {
 
 	mu     sync.Mutex
 	next   int
-	terms  map[string]*Session
+	terms  map[string]*Terminal
 	closed bool
 }
 
@@ -52,11 +52,11 @@ func NewPool(o PoolOptions) *Pool {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Pool{opts: o, log: log.With("component", "shellint"), terms: map[string]*Session{}}
+	return &Pool{opts: o, log: log.With("component", "shellint"), terms: map[string]*Terminal{}}
 }
 
 // Open starts a new terminal and waits until it is ready.
-func (p *Pool) Open(ctx context.Context, o OpenOptions) (*Session, error) {
+func (p *Pool) Open(ctx context.Context, o OpenOptions) (*Terminal, error) {
 	s, err := p.create(o, false)
 	if err != nil {
 		return nil, err
@@ -66,7 +66,7 @@ func (p *Pool) Open(ctx context.Context, o OpenOptions) (*Session, error) {
 
 // create registers a terminal in "starting" state, counting it against the
 // limit before its (slow) start so concurrent opens cannot overshoot.
-func (p *Pool) create(o OpenOptions, reserved bool) (*Session, error) {
+func (p *Pool) create(o OpenOptions, reserved bool) (*Terminal, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
@@ -106,7 +106,7 @@ func (p *Pool) create(o OpenOptions, reserved bool) (*Session, error) {
 		so.Logger = p.opts.Logger
 	}
 	so.OnEvent = p.opts.OnEvent
-	s, err := newSession(so)
+	s, err := newTerminal(so)
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +115,7 @@ func (p *Pool) create(o OpenOptions, reserved bool) (*Session, error) {
 	return s, nil
 }
 
-func (p *Pool) startCreated(ctx context.Context, s *Session) (*Session, error) {
+func (p *Pool) startCreated(ctx context.Context, s *Terminal) (*Terminal, error) {
 	if err := s.start(ctx); err != nil {
 		p.mu.Lock()
 		delete(p.terms, s.id)
@@ -155,8 +155,8 @@ func (p *Pool) pruneLocked() {
 	}
 }
 
-func (p *Pool) sortedLocked() []*Session {
-	out := make([]*Session, 0, len(p.terms))
+func (p *Pool) sortedLocked() []*Terminal {
+	out := make([]*Terminal, 0, len(p.terms))
 	for _, s := range p.terms {
 		out = append(out, s)
 	}
@@ -169,7 +169,7 @@ func (p *Pool) sortedLocked() []*Session {
 }
 
 // Get returns the terminal with id.
-func (p *Pool) Get(id string) (*Session, error) {
+func (p *Pool) Get(id string) (*Terminal, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
@@ -196,12 +196,12 @@ func (p *Pool) List() []Info {
 // Reservation is a terminal set aside for one command; no other Acquire
 // or Run can take it until the command is submitted or it is released.
 type Reservation struct {
-	s    *Session
+	s    *Terminal
 	once sync.Once
 }
 
-// Session returns the reserved terminal.
-func (r *Reservation) Session() *Session { return r.s }
+// Terminal returns the reserved terminal.
+func (r *Reservation) Terminal() *Terminal { return r.s }
 
 // Run submits command on the reserved terminal, consuming the reservation.
 func (r *Reservation) Run(ctx context.Context, command string, o RunOptions) (*Result, error) {
@@ -233,7 +233,7 @@ func (p *Pool) Acquire(ctx context.Context, o OpenOptions) (*Reservation, error)
 		return nil, &PoolClosedError{}
 	}
 	p.pruneLocked()
-	var fallback *Session
+	var fallback *Terminal
 	if len(o.Env) == 0 {
 		wantShell := ""
 		if o.Shell != "" {
@@ -325,7 +325,7 @@ func (p *Pool) Close() error {
 	p.mu.Lock()
 	p.closed = true
 	terms := p.terms
-	p.terms = map[string]*Session{}
+	p.terms = map[string]*Terminal{}
 	p.mu.Unlock()
 	var wg sync.WaitGroup
 	errs := make([]error, 0, len(terms))

@@ -106,7 +106,7 @@ func TestPoolAcquireIsAtomic(t *testing.T) {
 				return
 			}
 			mu.Lock()
-			seen[r.Session().ID()]++
+			seen[r.Terminal().ID()]++
 			res = append(res, r)
 			mu.Unlock()
 		}()
@@ -121,7 +121,7 @@ func TestPoolAcquireIsAtomic(t *testing.T) {
 		t.Fatalf("got %d distinct terminals, want 6", len(seen))
 	}
 	// A reserved terminal refuses other runs.
-	if _, err := res[0].Session().Run(ctx, "true", RunOptions{}); !isKind(err, "terminal_busy") {
+	if _, err := res[0].Terminal().Run(ctx, "true", RunOptions{}); !isKind(err, "terminal_busy") {
 		t.Fatalf("run on reserved: %v", err)
 	}
 	r, err := res[0].Run(ctx, "echo mine", RunOptions{})

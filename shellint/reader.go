@@ -10,9 +10,9 @@ import (
 
 // The reader side, called from ptyProc goroutines: each chunk the PTY
 // gives goes to onData, which scans markers, cooks command output, mirrors
-// the stream and moves the session between states.
+// the stream and moves the terminal between states.
 
-func (s *Session) onData(p *ptyProc, b []byte) {
+func (s *Terminal) onData(p *ptyProc, b []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if p != s.proc && (s.cur == nil || s.cur.proc != p) {
@@ -28,12 +28,12 @@ func (s *Session) onData(p *ptyProc, b []byte) {
 	s.flushMirrorLocked()
 }
 
-func (s *Session) onTextLocked(b []byte) {
+func (s *Terminal) onTextLocked(b []byte) {
 	s.mirrorTextLocked(b)
 	s.commandTextLocked(b)
 }
 
-func (s *Session) commandTextLocked(b []byte) {
+func (s *Terminal) commandTextLocked(b []byte) {
 	c := s.cur
 	if c == nil || !c.started || c.done {
 		return // prompt, echo of the submit line, job notices
@@ -42,7 +42,7 @@ func (s *Session) commandTextLocked(b []byte) {
 	c.out.write(c.cook.cook(b))
 }
 
-func (s *Session) onMarkLocked(m mark) {
+func (s *Terminal) onMarkLocked(m mark) {
 	if !s.markIsOurs(m) {
 		s.onTextLocked(m.raw)
 		return
@@ -86,7 +86,7 @@ func (s *Session) onMarkLocked(m mark) {
 // shell prints no prompt between reading a line and finishing it. Only a
 // D that ends a command is mirrored: VS Code would take the others for
 // commands of their own.
-func (s *Session) onEndLocked(m mark) {
+func (s *Terminal) onEndLocked(m mark) {
 	c := s.cur
 	if tag := m.args[2]; strings.HasPrefix(tag, "f") {
 		s.typed = true
@@ -108,7 +108,7 @@ func (s *Session) onEndLocked(m mark) {
 
 // markIsOurs checks the nonce (and shape); anything else, including a
 // command printing a look-alike, is plain output.
-func (s *Session) markIsOurs(m mark) bool {
+func (s *Terminal) markIsOurs(m mark) bool {
 	switch m.code {
 	case "A":
 		return len(m.args) == 1 && m.args[0] == s.nonce
@@ -122,7 +122,7 @@ func (s *Session) markIsOurs(m mark) bool {
 	return false
 }
 
-func (s *Session) onExit(p *ptyProc) {
+func (s *Terminal) onExit(p *ptyProc) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.mode == ModeFallback {
@@ -153,7 +153,7 @@ func (s *Session) onExit(p *ptyProc) {
 	s.log.Info("shell exited", "status", p.status)
 }
 
-func (s *Session) finishLocked(c *command, exitCode int, reason string) {
+func (s *Terminal) finishLocked(c *command, exitCode int, reason string) {
 	c.out.write(c.cook.flush())
 	c.done = true
 	c.exitCode = exitCode
@@ -177,12 +177,12 @@ func (s *Session) finishLocked(c *command, exitCode int, reason string) {
 
 // ---- events ----
 
-func (s *Session) broadcastLocked() {
+func (s *Terminal) broadcastLocked() {
 	close(s.changed)
 	s.changed = make(chan struct{})
 }
 
-func (s *Session) setStateLocked(st State, c *command, reason string) {
+func (s *Terminal) setStateLocked(st State, c *command, reason string) {
 	s.flushMirrorLocked()
 	s.state = st
 	ev := &StateEvent{State: st, Name: s.name, Mode: s.mode, Cwd: s.cwd, Reason: reason}
@@ -208,7 +208,7 @@ func (s *Session) setStateLocked(st State, c *command, reason string) {
 // terminal (a subscriber that falls more than Options.SubscriberBuffer bytes
 // behind loses output, reported as OutputEvent.Lost). Delivery starts with
 // the next byte read. The returned func cancels the subscription.
-func (s *Session) Subscribe(fn func(Event)) (cancel func()) {
+func (s *Terminal) Subscribe(fn func(Event)) (cancel func()) {
 	sub := newSubscriber(fn, s.opts.SubscriberBuffer)
 	s.mu.Lock()
 	if s.closed {

@@ -22,7 +22,7 @@ import (
 // returned before for this command) and, once finished, the exit code. If
 // ctx ends first, Run returns the partial Result with Reason "canceled"
 // together with ctx.Err(); the command keeps running.
-func (s *Session) Run(ctx context.Context, command string, o RunOptions) (*Result, error) {
+func (s *Terminal) Run(ctx context.Context, command string, o RunOptions) (*Result, error) {
 	c, err := s.submit(command, o.Cwd, false)
 	if err != nil {
 		return nil, err
@@ -30,7 +30,7 @@ func (s *Session) Run(ctx context.Context, command string, o RunOptions) (*Resul
 	return s.await(ctx, c, o)
 }
 
-func (s *Session) submit(text, cwd string, reserved bool) (*command, error) {
+func (s *Terminal) submit(text, cwd string, reserved bool) (*command, error) {
 	// Prompt hooks (a user's PROMPT_COMMAND/precmd) run jobs after the
 	// end marker, so the foreground group can briefly differ from the
 	// shell; only a group that stays is someone else's program.
@@ -137,7 +137,7 @@ func (s *Session) submit(text, cwd string, reserved bool) (*command, error) {
 	return c, nil
 }
 
-func (s *Session) checkSubmitLocked(reserved bool) error {
+func (s *Terminal) checkSubmitLocked(reserved bool) error {
 	switch {
 	case s.closed || s.state == StateDead:
 		return &DeadError{TerminalID: s.id, ExitCode: s.status}
@@ -158,7 +158,7 @@ func (s *Session) checkSubmitLocked(reserved bool) error {
 	return nil
 }
 
-func (s *Session) startFallback(c *command) error {
+func (s *Terminal) startFallback(c *command) error {
 	s.mu.Lock()
 	cwd, cols, rows := s.cwd, s.cols, s.rows
 	s.mu.Unlock()
@@ -195,7 +195,7 @@ func shellQuote(s string) string {
 // Output returns the output of command seq (0 = the current or last one)
 // that was not returned before, waiting as o allows (o.Timeout interrupts
 // the command). For a finished command it returns at once.
-func (s *Session) Output(ctx context.Context, seq int, o RunOptions) (*Result, error) {
+func (s *Terminal) Output(ctx context.Context, seq int, o RunOptions) (*Result, error) {
 	s.mu.Lock()
 	c := s.findLocked(seq)
 	s.mu.Unlock()
@@ -205,7 +205,7 @@ func (s *Session) Output(ctx context.Context, seq int, o RunOptions) (*Result, e
 	return s.await(ctx, c, o)
 }
 
-func (s *Session) findLocked(seq int) *command {
+func (s *Terminal) findLocked(seq int) *command {
 	if seq == 0 {
 		if s.cur != nil {
 			return s.cur
@@ -223,7 +223,7 @@ func (s *Session) findLocked(seq int) *command {
 	return nil
 }
 
-func (s *Session) await(ctx context.Context, c *command, o RunOptions) (*Result, error) {
+func (s *Terminal) await(ctx context.Context, c *command, o RunOptions) (*Result, error) {
 	callStart := time.Now()
 	var hardC, yieldC <-chan time.Time
 	if o.Timeout > 0 {
@@ -280,7 +280,7 @@ func (s *Session) await(ctx context.Context, c *command, o RunOptions) (*Result,
 	}
 }
 
-func (s *Session) softResult(c *command, reason string) *Result {
+func (s *Terminal) softResult(c *command, reason string) *Result {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.resultLocked(c, reason)
@@ -288,7 +288,7 @@ func (s *Session) softResult(c *command, reason string) *Result {
 
 // resultLocked takes the unread output. reason is for a command still
 // running; a finished one reports its own.
-func (s *Session) resultLocked(c *command, reason string) *Result {
+func (s *Terminal) resultLocked(c *command, reason string) *Result {
 	text, dropped := c.out.readNew(c.done)
 	r := &Result{
 		TerminalID:     s.id,

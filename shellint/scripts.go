@@ -1,6 +1,6 @@
 package shellint
 
-// The integration scripts are static: the per-session nonce arrives in the
+// The integration scripts are static: the per-terminal nonce arrives in the
 // environment (BR_NONCE) and is moved into a shell variable before any user
 // file runs, so child processes never see it. Markers are:
 //

@@ -103,7 +103,7 @@ func TestStateSurvivesBetweenCommands(t *testing.T) {
 
 // runAs runs cmd and checks that it was typed as it is (typed) or went
 // through the eval line.
-func runAs(t *testing.T, s *Session, cmd string, typed bool) *Result {
+func runAs(t *testing.T, s *Terminal, cmd string, typed bool) *Result {
 	t.Helper()
 	r := run(t, s, cmd, RunOptions{})
 	s.mu.Lock()

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oh-bridge/oh-bridge/ohruntime/ohtest"
+	"github.com/oh-bridge/oh-bridge/internal/ohtest"
 )
 
 // sample is one reading of the bridge's resources. Goroutines is -1 when

@@ -92,7 +92,7 @@ func acpMain(args []string) int {
 		}
 		return fileValue
 	}
-	srv := acp.Server{
+	srv := acp.AgentServer{
 		URL:                pick(*server, "OH_BRIDGE_SERVER_URL", file.ServerURL),
 		SessionAPIKey:      pick("", "OH_BRIDGE_SESSION_API_KEY", file.SessionAPIKey),
 		ConfirmationPolicy: pick(*policy, "OH_BRIDGE_CONFIRMATION_POLICY", file.ConfirmationPolicy),

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oh-bridge/oh-bridge/ohruntime/ohtest"
+	"github.com/oh-bridge/oh-bridge/internal/ohtest"
 
 	"github.com/oh-bridge/oh-bridge/rpc"
 )

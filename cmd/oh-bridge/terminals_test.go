@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oh-bridge/oh-bridge/ohruntime/ohtest"
+	"github.com/oh-bridge/oh-bridge/internal/ohtest"
 )
 
 type procInfo = ohtest.Proc

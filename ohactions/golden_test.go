@@ -1,4 +1,4 @@
-package ohruntime_test
+package ohactions_test
 
 import (
 	"bytes"
@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oh-bridge/oh-bridge/ohruntime"
-	"github.com/oh-bridge/oh-bridge/ohruntime/ohtest"
+	"github.com/oh-bridge/oh-bridge/internal/ohtest"
+	"github.com/oh-bridge/oh-bridge/ohactions"
 	"github.com/oh-bridge/oh-bridge/shellint"
 )
 
@@ -30,10 +30,10 @@ type goldenCase struct {
 	Observation json.RawMessage `json:"observation"`
 }
 
-func newTestRuntime(t *testing.T) (*ohruntime.Runtime, string) {
+func newTestRuntime(t *testing.T) (*ohactions.Runtime, string) {
 	t.Helper()
 	fs, dir := ohtest.Workspace(t)
-	rt, err := ohruntime.New(ohruntime.Options{
+	rt, err := ohactions.New(ohactions.Options{
 		FS:              fs,
 		NoChangeTimeout: time.Second,
 		ShellMode:       shellint.ModeNoRC,
@@ -101,10 +101,10 @@ func readCases(t *testing.T, file string) ([]goldenCase, []map[string]json.RawMe
 
 // marshalLine keeps name, setup, action, observation in that order.
 func marshalLine(m map[string]json.RawMessage) (string, error) {
-	var o ohruntime.Object
+	var o ohactions.Object
 	for _, k := range []string{"name", "setup", "action", "observation"} {
 		if v, ok := m[k]; ok {
-			o = append(o, ohruntime.Field{Key: k, Value: v})
+			o = append(o, ohactions.Field{Key: k, Value: v})
 		}
 	}
 	b, err := json.Marshal(o)
@@ -121,7 +121,7 @@ var (
 func Normalize(t *testing.T, raw []byte, workspaceDir string) string {
 	t.Helper()
 	v := decodeOrdered(t, raw)
-	o, ok := v.(ohruntime.Object)
+	o, ok := v.(ohactions.Object)
 	if !ok {
 		t.Fatalf("observation is not an object: %s", raw)
 	}
@@ -138,9 +138,9 @@ func Normalize(t *testing.T, raw []byte, workspaceDir string) string {
 		o.Set("timestamp", "$TIMESTAMP")
 	}
 	if ex, ok := o.Get("extras"); ok {
-		if exo, ok := ex.(ohruntime.Object); ok {
+		if exo, ok := ex.(ohactions.Object); ok {
 			if md, ok := exo.Get("metadata"); ok {
-				if mdo, ok := md.(ohruntime.Object); ok {
+				if mdo, ok := md.(ohactions.Object); ok {
 					for k, ph := range map[string]string{"username": "$USERNAME", "hostname": "$HOSTNAME", "py_interpreter_path": "$PY"} {
 						if val, _ := mdo.Get(k); val != nil {
 							mdo.Set(k, ph)
@@ -173,7 +173,7 @@ func replaceStrings(v any, f func(string) string) any {
 	switch v := v.(type) {
 	case string:
 		return f(v)
-	case ohruntime.Object:
+	case ohactions.Object:
 		for i := range v {
 			v[i].Value = replaceStrings(v[i].Value, f)
 		}
@@ -207,7 +207,7 @@ func decodeValue(dec *json.Decoder) (any, error) {
 	case json.Delim:
 		switch tok {
 		case '{':
-			o := ohruntime.Object{}
+			o := ohactions.Object{}
 			for dec.More() {
 				k, err := dec.Token()
 				if err != nil {
@@ -217,7 +217,7 @@ func decodeValue(dec *json.Decoder) (any, error) {
 				if err != nil {
 					return nil, err
 				}
-				o = append(o, ohruntime.Field{Key: k.(string), Value: v})
+				o = append(o, ohactions.Field{Key: k.(string), Value: v})
 			}
 			_, err := dec.Token()
 			return o, err

@@ -1,7 +1,6 @@
-package ohruntime
+package engine
 
 import (
-	"strconv"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -69,12 +68,12 @@ func commandOutput(text, command string) string {
 	return pytext.RStrip(pytext.LStrip(text))
 }
 
-// splitCommands splits text into top-level commands the way bash.py's
+// SplitCommands splits text into top-level commands the way bash.py's
 // split_bash_commands (bashlex) does: statements on separate lines are
 // separate commands, while "a; b", "a && b", pipelines, heredocs and
 // multi-line compound commands are one. Text that does not parse is one
 // command.
-func splitCommands(text string) []string {
+func SplitCommands(text string) []string {
 	if pytext.Strip(text) == "" {
 		return []string{""}
 	}
@@ -114,22 +113,4 @@ func splitCommands(text string) []string {
 		out = append(out, pytext.RStrip(text[s:end]))
 	}
 	return out
-}
-
-// multipleCommandsError is bash.py's ErrorObservation text.
-func multipleCommandsError(cmds []string) string {
-	var b strings.Builder
-	b.WriteString("ERROR: Cannot execute multiple commands at once.\n")
-	b.WriteString("Please run each command separately OR chain them into a single command via && or ;\n")
-	b.WriteString("Provided commands:\n")
-	for i, c := range cmds {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		b.WriteString("(")
-		b.WriteString(strconv.Itoa(i + 1))
-		b.WriteString(") ")
-		b.WriteString(c)
-	}
-	return b.String()
 }

@@ -91,9 +91,9 @@ type Status struct {
 	Error          string `json:"error,omitempty"`
 }
 
-// Session is the bridge's connection to one conversation of an
+// Conversation is the bridge's connection to one conversation of an
 // agent-server. It streams events, reconnecting by itself, until Close.
-type Session struct {
+type Conversation struct {
 	opts Options
 	c    *Client
 	log  *slog.Logger
@@ -120,7 +120,7 @@ type Session struct {
 // starts streaming its events (all of them, from the first). Failures of
 // these first steps come back in plain words; later disconnections are
 // retried in the background.
-func Connect(ctx context.Context, o Options) (*Session, error) {
+func Connect(ctx context.Context, o Options) (*Conversation, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -147,7 +147,7 @@ func Connect(ctx context.Context, o Options) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{
+	s := &Conversation{
 		opts:    o,
 		c:       c,
 		log:     o.Logger.With("component", "agentserver", "conversation", conv.ID),
@@ -243,16 +243,16 @@ func mcpConfig(version string, ep MCPServer, extra map[string]any) any {
 }
 
 // ConversationID is the conversation's id.
-func (s *Session) ConversationID() string { return s.id }
+func (s *Conversation) ConversationID() string { return s.id }
 
 // Status returns a snapshot.
-func (s *Session) Status() Status {
+func (s *Conversation) Status() Status {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.status
 }
 
-func (s *Session) setStatus(f func(*Status)) {
+func (s *Conversation) setStatus(f func(*Status)) {
 	s.mu.Lock()
 	before := s.status
 	f(&s.status)
@@ -265,7 +265,7 @@ func (s *Session) setStatus(f func(*Status)) {
 
 // run reads the event stream, reconnecting after a drop from the last
 // event seen, until Close or an error that reconnecting cannot mend.
-func (s *Session) run(conn *websocket.Conn) {
+func (s *Conversation) run(conn *websocket.Conn) {
 	defer close(s.done)
 	backoff := s.opts.MinBackoff
 	for {
@@ -317,7 +317,7 @@ func (s *Session) run(conn *websocket.Conn) {
 }
 
 // read delivers the events of one socket until it ends.
-func (s *Session) read(conn *websocket.Conn) error {
+func (s *Conversation) read(conn *websocket.Conn) error {
 	for {
 		_, data, err := conn.Read(s.ctx)
 		if err != nil {
@@ -329,7 +329,7 @@ func (s *Session) read(conn *websocket.Conn) error {
 }
 
 // deliver passes an event on once, and follows the conversation's state.
-func (s *Session) deliver(data []byte) {
+func (s *Conversation) deliver(data []byte) {
 	var h header
 	if err := json.Unmarshal(data, &h); err != nil {
 		s.log.Warn("an event that is not JSON was dropped", "error", err)
@@ -393,7 +393,7 @@ func (s *Session) deliver(data []byte) {
 }
 
 // pendingIDs lists the actions still waiting, oldest first; s.mu is held.
-func (s *Session) pendingIDs() []string {
+func (s *Conversation) pendingIDs() []string {
 	var ids []string
 	keep := s.order[:0]
 	for _, id := range s.order {
@@ -411,7 +411,7 @@ func (s *Session) pendingIDs() []string {
 // actions not asked about before; when it ends, the server may already
 // wait on newer ones (it runs on as soon as it has the answer), so it
 // looks again.
-func (s *Session) confirm() {
+func (s *Conversation) confirm() {
 	s.mu.Lock()
 	if s.asking || s.opts.Confirm == nil || s.status.ExecutionStatus != "waiting_for_confirmation" {
 		s.mu.Unlock()
@@ -461,7 +461,7 @@ func (s *Session) confirm() {
 
 // CaughtUp waits until every event the server held when it was called
 // has been delivered: a conversation attached to is then replayed.
-func (s *Session) CaughtUp(ctx context.Context) error {
+func (s *Conversation) CaughtUp(ctx context.Context) error {
 	n, err := s.c.CountEvents(ctx, s.id)
 	if err != nil {
 		return err
@@ -486,7 +486,7 @@ func (s *Session) CaughtUp(ctx context.Context) error {
 }
 
 // SendMessage sends the user's message; the agent runs.
-func (s *Session) SendMessage(ctx context.Context, text string) error {
+func (s *Conversation) SendMessage(ctx context.Context, text string) error {
 	if err := s.alive(); err != nil {
 		return err
 	}
@@ -494,7 +494,7 @@ func (s *Session) SendMessage(ctx context.Context, text string) error {
 }
 
 // Pause lets the agent finish its current step, then stop.
-func (s *Session) Pause(ctx context.Context) error {
+func (s *Conversation) Pause(ctx context.Context) error {
 	if err := s.alive(); err != nil {
 		return err
 	}
@@ -502,7 +502,7 @@ func (s *Session) Pause(ctx context.Context) error {
 }
 
 // Resume lets a paused agent go on.
-func (s *Session) Resume(ctx context.Context) error {
+func (s *Conversation) Resume(ctx context.Context) error {
 	if err := s.alive(); err != nil {
 		return err
 	}
@@ -510,14 +510,14 @@ func (s *Session) Resume(ctx context.Context) error {
 }
 
 // Interrupt stops the agent at once.
-func (s *Session) Interrupt(ctx context.Context) error {
+func (s *Conversation) Interrupt(ctx context.Context) error {
 	if err := s.alive(); err != nil {
 		return err
 	}
 	return s.c.Interrupt(ctx, s.id)
 }
 
-func (s *Session) alive() error {
+func (s *Conversation) alive() error {
 	if s.ctx.Err() != nil {
 		return &ClosedError{}
 	}
@@ -525,7 +525,7 @@ func (s *Session) alive() error {
 }
 
 // Close stops streaming. The conversation goes on on the server.
-func (s *Session) Close() {
+func (s *Conversation) Close() {
 	s.cancel()
 	<-s.done
 	s.setStatus(func(st *Status) { st.State, st.Error = StateDisconnected, "" })

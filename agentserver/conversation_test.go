@@ -14,8 +14,8 @@ import (
 
 	"github.com/oh-bridge/oh-bridge/agentserver"
 	"github.com/oh-bridge/oh-bridge/agentserver/agentservertest"
+	"github.com/oh-bridge/oh-bridge/internal/ohtest"
 	"github.com/oh-bridge/oh-bridge/mcpserver"
-	"github.com/oh-bridge/oh-bridge/ohruntime/ohtest"
 	"github.com/oh-bridge/oh-bridge/session"
 	"github.com/oh-bridge/oh-bridge/shellint"
 )
@@ -240,7 +240,7 @@ func connectOptions(b *bridge, serverURL string, r *recorder) agentserver.Option
 	}
 }
 
-func connect(t *testing.T, o agentserver.Options) *agentserver.Session {
+func connect(t *testing.T, o agentserver.Options) *agentserver.Conversation {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

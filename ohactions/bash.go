@@ -1,10 +1,12 @@
-package ohruntime
+package ohactions
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/oh-bridge/oh-bridge/engine"
 	"github.com/oh-bridge/oh-bridge/pytext"
 	"github.com/oh-bridge/oh-bridge/shellint"
 )
@@ -68,22 +70,22 @@ func (r *Runtime) run(ctx context.Context, a *Action) (*Observation, error) {
 }
 
 // v0Request is the Shell request for a run action.
-func (r *Runtime) v0Request(ra *runArgs) ShellRequest {
-	req := ShellRequest{Command: ra.command, IsInput: ra.isInput, Timeout: ra.timeout}
+func (r *Runtime) v0Request(ra *runArgs) engine.Request {
+	req := engine.Request{Command: ra.command, IsInput: ra.isInput, Timeout: ra.timeout}
 	if !ra.blocking {
 		req.NoOutputTimeout = r.opts.NoChangeTimeout
 	}
 	if ra.isInput {
 		req.Keys = []byte(ra.command + "\r")
-		if isSpecialKey(ra.command) {
-			req.Keys = ControlByte([]rune(ra.command)[2])
+		if engine.IsSpecialKey(ra.command) {
+			req.Keys = engine.ControlByte([]rune(ra.command)[2])
 		}
 	}
 	return req
 }
 
 // execute is bash.py's BashSession.execute on the agent's Shell.
-func (r *Runtime) execute(ctx context.Context, sh *Shell, ra *runArgs) (*Observation, error) {
+func (r *Runtime) execute(ctx context.Context, sh *engine.Shell, ra *runArgs) (*Observation, error) {
 	res, err := sh.Execute(ctx, r.v0Request(ra))
 	if err != nil {
 		if ctx.Err() != nil {
@@ -95,16 +97,16 @@ func (r *Runtime) execute(ctx context.Context, sh *Shell, ra *runArgs) (*Observa
 }
 
 // v0Observation words a Shell result as bash.py does.
-func (r *Runtime) v0Observation(ra *runArgs, res *ShellResult) *Observation {
+func (r *Runtime) v0Observation(ra *runArgs, res *engine.Result) *Observation {
 	id := r.ident
 	switch res.Outcome {
-	case NoPreviousLogs:
+	case engine.NoPreviousLogs:
 		return cmdObservation("", errNoPreviousLogs, cmdMetadata{ExitCode: -1}, false)
-	case NoPreviousInput:
+	case engine.NoPreviousInput:
 		return cmdObservation("", errNoPreviousInput, cmdMetadata{ExitCode: -1}, false)
-	case MultipleCommands:
+	case engine.MultipleCommands:
 		return errorObservation(multipleCommandsError(res.Commands))
-	case NotExecuted:
+	case engine.NotExecuted:
 		md := cmdMetadata{ExitCode: -1}
 		if res.Continued {
 			md.Prefix = ContinuePrefix
@@ -113,14 +115,14 @@ func (r *Runtime) v0Observation(ra *runArgs, res *ShellResult) *Observation {
 			"You CANNOT send new commands until the previous command is completed. By setting `is_input` to `true`, " +
 			"you can interact with the current process: " + TimeoutMessageTemplate + "]"
 		return cmdObservation(ra.command, res.Output, md, ra.hidden)
-	case Completed:
+	case engine.Completed:
 		cwd := res.Cwd
 		md := cmdMetadata{
 			ExitCode: res.ExitCode, Username: &id.username, Hostname: &id.hostname,
 			WorkingDir: &cwd, PyInterpreterPath: &id.python,
 		}
 		md.Suffix = "\n[The command completed with exit code " + itoa(res.ExitCode) + ".]"
-		if isSpecialKey(res.Command) {
+		if engine.IsSpecialKey(res.Command) {
 			md.Suffix = "\n[The command completed with exit code " + itoa(res.ExitCode) + ". CTRL+" +
 				strings.ToUpper(string([]rune(res.Command)[2])) + " was sent.]"
 		}
@@ -130,7 +132,7 @@ func (r *Runtime) v0Observation(ra *runArgs, res *ShellResult) *Observation {
 	if res.Continued {
 		md.Prefix = ContinuePrefix
 	}
-	if res.Outcome == HardTimeout {
+	if res.Outcome == engine.HardTimeout {
 		md.Suffix = "\n[The command timed out after " + pytext.Float(ra.timeoutS) + " seconds. " + TimeoutMessageTemplate + "]"
 	} else {
 		md.Suffix = "\n[The command has no new output after " + pySeconds(r.opts.NoChangeTimeout) + " seconds. " +
@@ -144,7 +146,7 @@ func (r *Runtime) v0Observation(ra *runArgs, res *ShellResult) *Observation {
 // action_execution_server does, and closes that shell afterwards (a
 // command still running then is killed).
 func (r *Runtime) runStatic(ctx context.Context, ra *runArgs) (*Observation, error) {
-	if parts := splitCommands(ra.command); len(parts) > 1 {
+	if parts := engine.SplitCommands(ra.command); len(parts) > 1 {
 		return errorObservation(multipleCommandsError(parts)), nil
 	}
 	dir := r.root
@@ -158,7 +160,7 @@ func (r *Runtime) runStatic(ctx context.Context, ra *runArgs) (*Observation, err
 	if err != nil {
 		return errorObservation(err.Error()), nil
 	}
-	one := NewShell(ShellOptions{Dir: dir, Start: func(string) (*shellint.Session, error) { return s, nil }})
+	one := engine.New(engine.Options{Dir: dir, Start: func(string) (*shellint.Terminal, error) { return s, nil }})
 	defer one.Close()
 	return r.execute(ctx, one, ra)
 }
@@ -171,4 +173,22 @@ func itoa(i int) string {
 		return string(rune('0' + i))
 	}
 	return itoa(i/10) + string(rune('0'+i%10))
+}
+
+// multipleCommandsError is bash.py's ErrorObservation text.
+func multipleCommandsError(cmds []string) string {
+	var b strings.Builder
+	b.WriteString("ERROR: Cannot execute multiple commands at once.\n")
+	b.WriteString("Please run each command separately OR chain them into a single command via && or ;\n")
+	b.WriteString("Provided commands:\n")
+	for i, c := range cmds {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString("(")
+		b.WriteString(strconv.Itoa(i + 1))
+		b.WriteString(") ")
+		b.WriteString(c)
+	}
+	return b.String()
 }

@@ -1,4 +1,4 @@
-package ohruntime
+package engine
 
 import (
 	"reflect"
@@ -28,8 +28,8 @@ func TestSplitCommands(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := splitCommands(c.in); !reflect.DeepEqual(got, c.want) {
-				t.Errorf("splitCommands(%q)\n got %q\nwant %q", c.in, got, c.want)
+			if got := SplitCommands(c.in); !reflect.DeepEqual(got, c.want) {
+				t.Errorf("SplitCommands(%q)\n got %q\nwant %q", c.in, got, c.want)
 			}
 		})
 	}
@@ -64,20 +64,5 @@ func TestCommandOutputRemovesInputEcho(t *testing.T) {
 	}
 	if got := commandOutput("\x1c  x \n", ""); got != "x" {
 		t.Errorf("Python whitespace: got %q", got)
-	}
-}
-
-func TestReadLines(t *testing.T) {
-	all := []string{"0\n", "1\n", "2\n", "3\n"}
-	cases := []struct {
-		start, end int
-		want       []string
-	}{
-		{0, -1, all}, {1, 3, all[1:3]}, {2, -1, all[2:]}, {3, 3, all[2:3]}, {0, 99, all}, {-5, 1, all[0:1]},
-	}
-	for _, c := range cases {
-		if got := readLines(all, c.start, c.end); !reflect.DeepEqual(got, c.want) {
-			t.Errorf("readLines(%d, %d) = %q, want %q", c.start, c.end, got, c.want)
-		}
 	}
 }

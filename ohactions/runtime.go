@@ -1,4 +1,4 @@
-package ohruntime
+package ohactions
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/oh-bridge/oh-bridge/editor"
+	"github.com/oh-bridge/oh-bridge/engine"
 	"github.com/oh-bridge/oh-bridge/shellint"
 	"github.com/oh-bridge/oh-bridge/workspace"
 )
@@ -80,7 +81,7 @@ type Runtime struct {
 	idMu   sync.Mutex
 	nextID int64
 
-	bash *Shell // guarded by turn
+	bash *engine.Shell // guarded by turn
 	pyMu sync.Mutex
 	py   *pythonSession
 }
@@ -103,7 +104,7 @@ type identity struct {
 // New returns a runtime over opts.FS. It starts no process.
 func New(opts Options) (*Runtime, error) {
 	if opts.FS == nil {
-		return nil, errors.New("ohruntime: Options.FS is required")
+		return nil, errors.New("ohactions: Options.FS is required")
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -117,7 +118,7 @@ func New(opts Options) (*Runtime, error) {
 	}
 	r := &Runtime{
 		opts:   opts,
-		log:    opts.Logger.With("component", "ohruntime"),
+		log:    opts.Logger.With("component", "ohactions"),
 		fs:     opts.FS,
 		ed:     ed,
 		root:   opts.FS.Roots().First(),
@@ -125,9 +126,9 @@ func New(opts Options) (*Runtime, error) {
 		turn:   make(chan struct{}, 1),
 		closed: make(chan struct{}),
 	}
-	r.bash = NewShell(ShellOptions{
+	r.bash = engine.New(engine.Options{
 		Dir:    r.root,
-		Start:  func(dir string) (*shellint.Session, error) { return r.startShell(dir, "oh-agent", true) },
+		Start:  func(dir string) (*shellint.Terminal, error) { return r.startShell(dir, "oh-agent", true) },
 		Closed: r.closed,
 	})
 	return r, nil
@@ -204,15 +205,8 @@ func (r *Runtime) Execute(ctx context.Context, raw json.RawMessage) (*Observatio
 	return r.stamp(a, obs), nil
 }
 
-var errClosed = &ClosedError{}
-
-// ClosedError reports an action sent after Close.
-type ClosedError struct{}
-
-func (*ClosedError) Error() string { return "the OpenHands runtime is closed" }
-
-// Kind returns "runtime_closed".
-func (*ClosedError) Kind() string { return "runtime_closed" }
+// errClosed reports an action sent after Close.
+var errClosed = &engine.ClosedError{}
 
 // Executed are the action types this runtime executes; Answered are the
 // ones OpenHands answers without executing (AgentThinkObservation or
@@ -286,7 +280,7 @@ func (r *Runtime) cwd() string {
 }
 
 // startShell opens a bash for the agent (or a one-off static command).
-func (r *Runtime) startShell(cwd, id string, stream bool) (*shellint.Session, error) {
+func (r *Runtime) startShell(cwd, id string, stream bool) (*shellint.Terminal, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	o := shellint.Options{

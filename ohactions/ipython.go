@@ -1,4 +1,4 @@
-package ohruntime
+package ohactions
 
 import (
 	"bufio"

@@ -1,4 +1,4 @@
-package ohruntime
+package engine
 
 import (
 	"context"
@@ -15,15 +15,15 @@ import (
 // returns while the command keeps running; an empty command that polls the
 // running command; input and control keys sent to it; and a new command
 // refused while another runs. What an outcome is called in words is the
-// caller's business: this package's run action (V0) and package ohtools'
+// caller's business: package ohactions' run action (V0) and package ohtools'
 // terminal tool (V1) word them differently.
 //
 // A Shell runs one request at a time; the caller serializes them.
 type Shell struct {
-	opts ShellOptions
+	opts Options
 
 	mu   sync.Mutex
-	sess *shellint.Session
+	sess *shellint.Terminal
 	dir  string // last reported cwd
 
 	seq    int    // the command the status refers to
@@ -32,20 +32,20 @@ type Shell struct {
 	carry  string // output read but not yet returned (a cancelled wait)
 }
 
-// ShellOptions configure a Shell.
-type ShellOptions struct {
+// Options configure a Shell.
+type Options struct {
 	// Dir is the starting directory of the first shell.
 	Dir string
 	// Start starts a terminal in dir; it is called for the first command
 	// and again after the shell exited.
-	Start func(dir string) (*shellint.Session, error)
+	Start func(dir string) (*shellint.Terminal, error)
 	// Closed, when closed, makes a shell that finished starting too late
 	// close at once.
 	Closed <-chan struct{}
 }
 
-// NewShell returns a Shell; it starts no process until the first command.
-func NewShell(o ShellOptions) *Shell { return &Shell{opts: o} }
+// New returns a Shell; it starts no process until the first command.
+func New(o Options) *Shell { return &Shell{opts: o} }
 
 // status is bash.py's prev_status.
 type status int
@@ -57,8 +57,8 @@ const (
 	statusHardTimeout
 )
 
-// ShellRequest is one command, poll or input.
-type ShellRequest struct {
+// Request is one command, poll or input.
+type Request struct {
 	// Command is the stripped command text: "" polls the running command,
 	// "C-c" and the like are control keys.
 	Command string
@@ -95,8 +95,8 @@ const (
 	MultipleCommands
 )
 
-// ShellResult is the outcome of a request and the output that goes with it.
-type ShellResult struct {
+// Result is the outcome of a request and the output that goes with it.
+type Result struct {
 	Outcome Outcome
 	// Command is the command the observation reports: the request's, or ""
 	// when an input or poll found the command already finished.
@@ -125,7 +125,7 @@ func (b *Shell) Cwd() string {
 }
 
 // Terminal returns the live terminal, or nil.
-func (b *Shell) Terminal() *shellint.Session {
+func (b *Shell) Terminal() *shellint.Terminal {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.sess
@@ -166,7 +166,7 @@ func (b *Shell) Interrupt(ctx context.Context) {
 
 // session returns the live terminal, starting one if needed (the first
 // command, or after the shell exited).
-func (b *Shell) session() (*shellint.Session, error) {
+func (b *Shell) session() (*shellint.Terminal, error) {
 	b.mu.Lock()
 	s := b.sess
 	dir := b.dir
@@ -189,7 +189,7 @@ func (b *Shell) session() (*shellint.Session, error) {
 	case <-b.opts.Closed:
 		b.mu.Unlock()
 		s.Close()
-		return nil, errClosed
+		return nil, &ClosedError{}
 	default:
 	}
 	b.sess = s
@@ -207,18 +207,18 @@ func (b *Shell) running() bool {
 // start or take input (the caller words it as the tool's error) and for
 // ctx ending while a command runs; then the command keeps running, its
 // output so far is kept for the next result, and an empty command polls it.
-func (b *Shell) Execute(ctx context.Context, req ShellRequest) (*ShellResult, error) {
+func (b *Shell) Execute(ctx context.Context, req Request) (*Result, error) {
 	cmd := req.Command
 	if !b.running() {
 		if cmd == "" {
-			return &ShellResult{Outcome: NoPreviousLogs}, nil
+			return &Result{Outcome: NoPreviousLogs}, nil
 		}
 		if req.IsInput {
-			return &ShellResult{Outcome: NoPreviousInput, Command: cmd}, nil
+			return &Result{Outcome: NoPreviousInput, Command: cmd}, nil
 		}
 	}
-	if parts := splitCommands(cmd); len(parts) > 1 {
-		return &ShellResult{Outcome: MultipleCommands, Command: cmd, Commands: parts}, nil
+	if parts := SplitCommands(cmd); len(parts) > 1 {
+		return &Result{Outcome: MultipleCommands, Command: cmd, Commands: parts}, nil
 	}
 	if b.running() {
 		s, err := b.session()
@@ -242,10 +242,10 @@ func (b *Shell) Execute(ctx context.Context, req ShellRequest) (*ShellResult, er
 			// The command finished since the last result: report its end.
 			// (OpenHands would type is_input text at the prompt.)
 			res, err := s.Output(ctx, b.seq, shellint.RunOptions{})
-			return b.observe(ctx, ShellRequest{}, res, err)
+			return b.observe(ctx, Request{}, res, err)
 		}
 	}
-	if isSpecialKey(cmd) {
+	if IsSpecialKey(cmd) {
 		// A control key with nothing running goes to the prompt.
 		return b.keyAtPrompt(cmd), nil
 	}
@@ -261,18 +261,18 @@ func (b *Shell) Execute(ctx context.Context, req ShellRequest) (*ShellResult, er
 	return b.observe(ctx, req, res, err)
 }
 
-func (b *Shell) waitOptions(req ShellRequest) shellint.RunOptions {
+func (b *Shell) waitOptions(req Request) shellint.RunOptions {
 	// OpenHands' hard timeout does not stop the command: it yields.
 	return shellint.RunOptions{NoOutputTimeout: req.NoOutputTimeout, Yield: req.Timeout}
 }
 
 // notExecuted answers a new command sent while one still runs.
-func (b *Shell) notExecuted(ctx context.Context, s *shellint.Session, cmd string) (*ShellResult, error) {
+func (b *Shell) notExecuted(ctx context.Context, s *shellint.Terminal, cmd string) (*Result, error) {
 	res, err := s.Output(ctx, b.seq, shellint.RunOptions{Yield: time.Nanosecond})
 	if err != nil && res == nil {
 		return nil, err
 	}
-	r := &ShellResult{Outcome: NotExecuted, Command: cmd, Output: commandOutput(b.take(res), cmd), Continued: b.shown}
+	r := &Result{Outcome: NotExecuted, Command: cmd, Output: commandOutput(b.take(res), cmd), Continued: b.shown}
 	b.shown = true
 	return r, nil
 }
@@ -288,7 +288,7 @@ func (b *Shell) take(res *shellint.Result) string {
 }
 
 // observe turns a shellint result into the outcome bash.py reports for it.
-func (b *Shell) observe(ctx context.Context, req ShellRequest, res *shellint.Result, err error) (*ShellResult, error) {
+func (b *Shell) observe(ctx context.Context, req Request, res *shellint.Result, err error) (*Result, error) {
 	if err != nil {
 		if res != nil && ctx.Err() != nil {
 			// Cancelled: the command keeps running; keep its output for
@@ -316,9 +316,9 @@ func (b *Shell) observe(ctx context.Context, req ShellRequest, res *shellint.Res
 			code = *res.ExitCode
 		}
 		b.status, b.shown = statusCompleted, false
-		return &ShellResult{Outcome: Completed, Command: req.Command, Output: out, ExitCode: code, Cwd: cwd}, nil
+		return &Result{Outcome: Completed, Command: req.Command, Output: out, ExitCode: code, Cwd: cwd}, nil
 	}
-	r := &ShellResult{Command: req.Command, Output: out, Continued: b.shown}
+	r := &Result{Command: req.Command, Output: out, Continued: b.shown}
 	if res.Reason == "yield" && req.Timeout > 0 {
 		r.Outcome, b.status = HardTimeout, statusHardTimeout
 	} else {
@@ -331,7 +331,7 @@ func (b *Shell) observe(ctx context.Context, req ShellRequest, res *shellint.Res
 // keyAtPrompt answers a control key sent when no command runs: the prompt
 // echoes ^C and sets $? to 130 for C-c; other keys are not sent (C-d would
 // end the shell).
-func (b *Shell) keyAtPrompt(cmd string) *ShellResult {
+func (b *Shell) keyAtPrompt(cmd string) *Result {
 	code, out := 0, ""
 	if strings.ToUpper(string([]rune(cmd)[2])) == "C" {
 		code, out = 130, "^C"
@@ -341,13 +341,11 @@ func (b *Shell) keyAtPrompt(cmd string) *ShellResult {
 		cwd = b.opts.Dir
 	}
 	b.status, b.shown = statusCompleted, false
-	return &ShellResult{Outcome: Completed, Command: cmd, Output: out, ExitCode: code, Cwd: cwd}
+	return &Result{Outcome: Completed, Command: cmd, Output: out, ExitCode: code, Cwd: cwd}
 }
 
 // IsSpecialKey is bash.py's _is_special_key: "C-" and one more character.
-func IsSpecialKey(cmd string) bool { return isSpecialKey(cmd) }
-
-func isSpecialKey(cmd string) bool {
+func IsSpecialKey(cmd string) bool {
 	return strings.HasPrefix(cmd, "C-") && len([]rune(cmd)) == 3
 }
 
@@ -365,3 +363,11 @@ func ControlByte(key rune) []byte {
 	}
 	return []byte(string(key))
 }
+
+// ClosedError reports a command sent after the shell's owner closed it.
+type ClosedError struct{}
+
+func (*ClosedError) Error() string { return "the agent's shell is closed" }
+
+// Kind returns "runtime_closed".
+func (*ClosedError) Kind() string { return "runtime_closed" }

@@ -1,5 +1,5 @@
 // Package ohtest holds what the golden tests of OpenHands' semantics share,
-// V0's (ohruntime) and V1's (ohtools): reading a JSONL file of cases, and
+// V0's (ohactions) and V1's (ohtools): reading a JSONL file of cases, and
 // preparing a case's workspace; and, for the tests of the faces that serve
 // those tools, finding the command an agent runs and reading the process
 // table and a process's figures from /proc. It is imported by tests only.

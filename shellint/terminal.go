@@ -162,9 +162,9 @@ type command struct {
 	typed      bool     // typed as it is, not through the eval line (typed.go)
 }
 
-// Session is one terminal: a shell on a PTY, or (in fallback mode) a run
+// Terminal is one terminal: a shell on a PTY, or (in fallback mode) a run
 // directory from which each command gets its own `bash -c`.
-type Session struct {
+type Terminal struct {
 	id, name  string
 	opts      Options
 	log       *slog.Logger
@@ -208,8 +208,8 @@ type Session struct {
 
 // Start opens a terminal and waits until its shell is ready (or the
 // fallback mode is chosen).
-func Start(ctx context.Context, o Options) (*Session, error) {
-	s, err := newSession(o)
+func Start(ctx context.Context, o Options) (*Terminal, error) {
+	s, err := newTerminal(o)
 	if err != nil {
 		return nil, err
 	}
@@ -220,7 +220,7 @@ func Start(ctx context.Context, o Options) (*Session, error) {
 	return s, nil
 }
 
-func newSession(o Options) (*Session, error) {
+func newTerminal(o Options) (*Terminal, error) {
 	if o.Cols == 0 {
 		o.Cols = DefaultCols
 	}
@@ -281,7 +281,7 @@ func newSession(o Options) (*Session, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Session{
+	s := &Terminal{
 		id:        o.ID,
 		name:      o.Name,
 		opts:      o,
@@ -336,7 +336,7 @@ func resolveShell(name string) (kind, path string, err error) {
 }
 
 // start tries the modes in order until one comes up.
-func (s *Session) start(ctx context.Context) error {
+func (s *Terminal) start(ctx context.Context) error {
 	// The first event names the terminal before any output, so a mirror
 	// can be titled before it shows anything.
 	s.mu.Lock()
@@ -373,7 +373,7 @@ func (s *Session) start(ctx context.Context) error {
 // startShell spawns the interactive shell for mode m and waits for its
 // first nonce-checked prompt. ok=false means it did not come up in time (or
 // died); it has been killed and the next mode should be tried.
-func (s *Session) startShell(ctx context.Context, m Mode) (ok bool, err error) {
+func (s *Terminal) startShell(ctx context.Context, m Mode) (ok bool, err error) {
 	argv, env, err := s.shellCommand(m)
 	if err != nil {
 		return false, err
@@ -423,8 +423,8 @@ func (s *Session) startShell(ctx context.Context, m Mode) (ok bool, err error) {
 }
 
 // detach kills a shell attempt that is being abandoned, without declaring
-// the session dead.
-func (s *Session) detach(p *ptyProc) {
+// the terminal dead.
+func (s *Terminal) detach(p *ptyProc) {
 	s.mu.Lock()
 	if s.proc == p {
 		s.proc = nil
@@ -433,7 +433,7 @@ func (s *Session) detach(p *ptyProc) {
 	p.terminate(closeGrace)
 }
 
-func (s *Session) shellCommand(m Mode) (argv, env []string, err error) {
+func (s *Terminal) shellCommand(m Mode) (argv, env []string, err error) {
 	env = s.baseEnv()
 	env = append(env, "BR_NONCE="+s.nonce, "BR_DIR="+s.runDir)
 	if s.opts.LineEditing {
@@ -477,7 +477,7 @@ func (s *Session) shellCommand(m Mode) (argv, env []string, err error) {
 	}
 }
 
-func (s *Session) lookupEnv(k string) (string, bool) {
+func (s *Terminal) lookupEnv(k string) (string, bool) {
 	if v, ok := s.opts.Env[k]; ok {
 		return v, true
 	}
@@ -499,7 +499,7 @@ var agentEnv = [][2]string{
 
 // baseEnv is the process environment minus what would confuse the
 // integration, plus agentEnv, plus the caller's overrides.
-func (s *Session) baseEnv() []string {
+func (s *Terminal) baseEnv() []string {
 	drop := map[string]bool{
 		"PROMPT_COMMAND": true, "PS0": true, "PS1": true, "PS2": true,
 		"COLUMNS": true, "LINES": true, "ZDOTDIR": true,
@@ -533,24 +533,24 @@ func (s *Session) baseEnv() []string {
 }
 
 // ID returns the terminal id given in Options.
-func (s *Session) ID() string { return s.id }
+func (s *Terminal) ID() string { return s.id }
 
 // State returns the current state.
-func (s *Session) State() State {
+func (s *Terminal) State() State {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.state
 }
 
 // Mode returns the integration mode in use.
-func (s *Session) Mode() Mode {
+func (s *Terminal) Mode() Mode {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.mode
 }
 
 // Cwd returns the shell's working directory as last reported.
-func (s *Session) Cwd() string {
+func (s *Terminal) Cwd() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.cwd
@@ -558,7 +558,7 @@ func (s *Session) Cwd() string {
 
 // PID returns the shell's process id (in fallback mode, the running
 // command's, or 0).
-func (s *Session) PID() int {
+func (s *Terminal) PID() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.proc == nil {
@@ -568,13 +568,13 @@ func (s *Session) PID() int {
 }
 
 // Info returns a snapshot for listings.
-func (s *Session) Info() Info {
+func (s *Terminal) Info() Info {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.infoLocked()
 }
 
-func (s *Session) infoLocked() Info {
+func (s *Terminal) infoLocked() Info {
 	in := Info{ID: s.id, Name: s.name, State: s.state, Mode: s.mode, Shell: s.shellKind,
 		Cwd: s.cwd, Seq: s.seq, Cols: s.cols, Rows: s.rows}
 	if s.proc != nil && s.state != StateDead {
@@ -591,7 +591,7 @@ func (s *Session) infoLocked() Info {
 // SIGKILL), ends a running command with Reason "closed", stops
 // subscriptions after delivering the final state, and removes the run
 // directory. It is safe to call more than once.
-func (s *Session) Close() error {
+func (s *Terminal) Close() error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -630,7 +630,7 @@ func (s *Session) Close() error {
 }
 
 // tryReserve reserves an idle terminal; with cwd set, only one in cwd.
-func (s *Session) tryReserve(cwd string) bool {
+func (s *Terminal) tryReserve(cwd string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	// The foreground-group check is left to submit, which can wait for
@@ -642,13 +642,13 @@ func (s *Session) tryReserve(cwd string) bool {
 	return true
 }
 
-func (s *Session) releaseReserve() {
+func (s *Terminal) releaseReserve() {
 	s.mu.Lock()
 	s.reserved = false
 	s.mu.Unlock()
 }
 
-func (s *Session) deadAndDelivered() bool {
+func (s *Terminal) deadAndDelivered() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.state != StateDead {

@@ -41,7 +41,7 @@ func testCtx(t *testing.T) context.Context {
 	return ctx
 }
 
-func start(t *testing.T, o Options) *Session {
+func start(t *testing.T, o Options) *Terminal {
 	t.Helper()
 	if o.ReadyTimeout == 0 {
 		o.ReadyTimeout = 10 * time.Second
@@ -63,7 +63,7 @@ func start(t *testing.T, o Options) *Session {
 	return s
 }
 
-func run(t *testing.T, s *Session, cmd string, o RunOptions) *Result {
+func run(t *testing.T, s *Terminal, cmd string, o RunOptions) *Result {
 	t.Helper()
 	if o == (RunOptions{}) {
 		o.Timeout = 20 * time.Second
@@ -564,7 +564,7 @@ func TestForcedFallback(t *testing.T) {
 	testFallbackSession(t, s)
 }
 
-func testFallbackSession(t *testing.T, s *Session) {
+func testFallbackSession(t *testing.T, s *Terminal) {
 	t.Helper()
 	dir := t.TempDir()
 	r := run(t, s, "cd "+shellQuote(dir)+" && export FB=1 && echo moved", RunOptions{})

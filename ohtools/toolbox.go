@@ -15,14 +15,15 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/oh-bridge/oh-bridge/editor"
-	"github.com/oh-bridge/oh-bridge/ohruntime"
+	"github.com/oh-bridge/oh-bridge/engine"
+	"github.com/oh-bridge/oh-bridge/ohactions"
 	"github.com/oh-bridge/oh-bridge/pytext"
 	"github.com/oh-bridge/oh-bridge/shellint"
 	"github.com/oh-bridge/oh-bridge/workspace"
 )
 
-// AgentOptions configure an Agent.
-type AgentOptions struct {
+// ToolboxOptions configure an Agent.
+type ToolboxOptions struct {
 	// FS is the workspace (required); its first root is where the
 	// terminal starts and what file_editor's description names.
 	FS *workspace.FS
@@ -49,12 +50,12 @@ type AgentOptions struct {
 	Logger    *slog.Logger
 }
 
-// Agent is one agent's tools, as one OpenHands conversation has them: its
+// Toolbox is one agent's tools, as one OpenHands conversation has them: its
 // own terminal and task list, and the workspace's files. Calls may come
 // concurrently: terminal calls run one at a time, file edits are
 // serialized per file.
-type Agent struct {
-	opts   AgentOptions
+type Toolbox struct {
+	opts   ToolboxOptions
 	editor *editor.Editor
 	term   *terminal
 	tasks  taskTracker
@@ -65,9 +66,9 @@ type Agent struct {
 	progress atomic.Pointer[progressReporter]
 }
 
-// NewAgent returns an agent's tools. It starts no process: the terminal
+// NewToolbox returns an agent's tools. It starts no process: the terminal
 // starts with the first command.
-func NewAgent(o AgentOptions) (*Agent, error) {
+func NewToolbox(o ToolboxOptions) (*Toolbox, error) {
 	if o.FS == nil {
 		return nil, errors.New("ohtools: AgentOptions.FS is required")
 	}
@@ -82,21 +83,21 @@ func NewAgent(o AgentOptions) (*Agent, error) {
 	}
 	if o.NoChangeTimeout <= 0 {
 		o.NoChangeTimeout = DefaultNoChangeTimeout
-		if os.Getenv(ohruntime.NoChangeTimeoutEnv) != "" {
-			o.NoChangeTimeout = ohruntime.NoChangeTimeoutFromEnv()
+		if os.Getenv(ohactions.NoChangeTimeoutEnv) != "" {
+			o.NoChangeTimeout = ohactions.NoChangeTimeoutFromEnv()
 		}
 	}
 	ed := o.Editor
 	if ed == nil {
 		ed = editor.New(o.FS, editor.Options{})
 	}
-	a := &Agent{opts: o, editor: ed.With(editor.Options{Dialect: editor.FileEditor}), closed: make(chan struct{})}
+	a := &Toolbox{opts: o, editor: ed.With(editor.Options{Dialect: editor.FileEditor}), closed: make(chan struct{})}
 	a.term = &terminal{
 		noChange: o.NoChangeTimeout,
 		maxWait:  o.MaxWait,
-		python:   ohruntime.LookupPython(o.Env),
+		python:   ohactions.LookupPython(o.Env),
 		id:       o.TerminalID,
-		shell: ohruntime.NewShell(ohruntime.ShellOptions{
+		shell: engine.New(engine.Options{
 			Dir:    o.FS.Roots().First(),
 			Start:  a.startTerminal,
 			Closed: a.closed,
@@ -106,7 +107,7 @@ func NewAgent(o AgentOptions) (*Agent, error) {
 }
 
 // startTerminal opens the agent's shell, streamed to OnTerminalEvent.
-func (a *Agent) startTerminal(dir string) (*shellint.Session, error) {
+func (a *Toolbox) startTerminal(dir string) (*shellint.Terminal, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	return shellint.Start(ctx, shellint.Options{
@@ -123,7 +124,7 @@ func (a *Agent) startTerminal(dir string) (*shellint.Session, error) {
 	})
 }
 
-func (a *Agent) shellEvent(ev shellint.Event) {
+func (a *Toolbox) shellEvent(ev shellint.Event) {
 	if a.opts.OnTerminalEvent != nil {
 		a.opts.OnTerminalEvent(ev)
 	}
@@ -133,7 +134,7 @@ func (a *Agent) shellEvent(ev shellint.Event) {
 }
 
 // TerminalID is the id of the agent's terminal in events.
-func (a *Agent) TerminalID() string { return a.opts.TerminalID }
+func (a *Toolbox) TerminalID() string { return a.opts.TerminalID }
 
 // Progress is a report on a call still running.
 type Progress struct {
@@ -205,7 +206,7 @@ func Parse(name string, arguments json.RawMessage) (*Call, error) {
 }
 
 // Call parses and runs one tool call; see Run.
-func (a *Agent) Call(ctx context.Context, name string, arguments json.RawMessage, progress func(Progress)) (*Observation, error) {
+func (a *Toolbox) Call(ctx context.Context, name string, arguments json.RawMessage, progress func(Progress)) (*Observation, error) {
 	c, err := Parse(name, arguments)
 	if err != nil {
 		return nil, err
@@ -219,7 +220,7 @@ func (a *Agent) Call(ctx context.Context, name string, arguments json.RawMessage
 // IsError; the error is ctx's, or the agent's being closed. When ctx ends
 // while a command runs, the command is interrupted (Ctrl-C), as OpenHands
 // does when a conversation is interrupted.
-func (a *Agent) Run(ctx context.Context, c *Call, progress func(Progress)) (*Observation, error) {
+func (a *Toolbox) Run(ctx context.Context, c *Call, progress func(Progress)) (*Observation, error) {
 	select {
 	case <-a.closed:
 		return nil, errors.New("the agent's tools are closed")
@@ -247,12 +248,12 @@ func (a *Agent) Run(ctx context.Context, c *Call, progress func(Progress)) (*Obs
 }
 
 // Interrupt stops the running command, if any (Ctrl-C, then signals).
-func (a *Agent) Interrupt(ctx context.Context) {
+func (a *Toolbox) Interrupt(ctx context.Context) {
 	a.term.shell.Interrupt(ctx)
 }
 
 // Close ends the agent's terminal and whatever it runs.
-func (a *Agent) Close() {
+func (a *Toolbox) Close() {
 	a.once.Do(func() {
 		close(a.closed)
 		a.term.shell.Close()
@@ -280,7 +281,7 @@ const (
 	progressHeartbeat   = time.Second
 )
 
-func (a *Agent) reportProgress(fn func(Progress)) (stop func()) {
+func (a *Toolbox) reportProgress(fn func(Progress)) (stop func()) {
 	r := &progressReporter{fn: fn, start: time.Now()}
 	r.sent = r.start
 	a.progress.Store(r)
