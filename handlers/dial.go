@@ -13,23 +13,6 @@ import (
 	"github.com/oh-bridge/oh-bridge/rpc"
 )
 
-// dialMethods connect the bridge to an OpenHands agent-server, on demand:
-// no network traffic of any kind happens before openhands/connect
-// (dial_v1.go). The V0 runtime role is retired: protocol "v0" answers
-// why, and what to use instead (v0RetiredError).
-func (h *Handlers) dialMethods() map[string]rpc.Method {
-	return map[string]rpc.Method{
-		"openhands/connect":      {Class: rpc.Concurrent, Handle: handle(h.connect)},
-		"openhands/disconnect":   {Class: rpc.Concurrent, Handle: handle(h.disconnect)},
-		"openhands/status":       {Class: rpc.Inline, Handle: handle(h.status)},
-		"openhands/send_message": {Class: rpc.Concurrent, Handle: handle(h.sendMessage)},
-		"openhands/pause":        {Class: rpc.Concurrent, Handle: handle(h.pause)},
-		"openhands/resume":       {Class: rpc.Concurrent, Handle: handle(h.resume)},
-		"openhands/interrupt":    {Class: rpc.Concurrent, Handle: handle(h.interrupt)},
-	}
-}
-
-// link is a connection to one OpenHands conversation, of either protocol.
 type link interface {
 	SendMessage(ctx context.Context, text string) error
 	Close()

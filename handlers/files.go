@@ -10,41 +10,6 @@ import (
 	"github.com/oh-bridge/oh-bridge/workspace"
 )
 
-// fileMethods are the fs/*, edit/* and textDocument/* methods.
-//
-// Reads are concurrent. Everything that writes (and may call the client's
-// workspace/applyEdit) is per-path, keyed by the resolved paths it touches,
-// so "a.txt" and "/root/a.txt" wait for each other. The textDocument/*
-// notifications are inline: they keep their arrival order and only update
-// the overlay of open buffers.
-func (h *Handlers) fileMethods() map[string]rpc.Method {
-	path := h.pathKeys("path")
-	return map[string]rpc.Method{
-		"fs/read_text_file":  {Class: rpc.Concurrent, Handle: handle(h.readTextFile)},
-		"fs/write_text_file": {Class: rpc.PerPath, Handle: handle(h.writeTextFile), Keys: path},
-		"fs/list_directory":  {Class: rpc.Concurrent, Handle: handle(h.listDirectory)},
-		"fs/stat":            {Class: rpc.Concurrent, Handle: handle(h.stat)},
-		"fs/mkdir":           {Class: rpc.PerPath, Handle: handle(h.mkdir), Keys: path},
-		"fs/delete":          {Class: rpc.PerPath, Handle: handle(h.delete), Keys: path},
-		"fs/move":            {Class: rpc.PerPath, Handle: handle(h.move), Keys: h.pathKeys("from", "to")},
-		"fs/watch_status":    {Class: rpc.Concurrent, Handle: handle(h.watchStatus)},
-
-		"edit/view":        {Class: rpc.Concurrent, Handle: handle(h.editView)},
-		"edit/create":      {Class: rpc.PerPath, Handle: handle(h.editCreate), Keys: path},
-		"edit/str_replace": {Class: rpc.PerPath, Handle: handle(h.editStrReplace), Keys: path},
-		"edit/insert":      {Class: rpc.PerPath, Handle: handle(h.editInsert), Keys: path},
-		"edit/undo":        {Class: rpc.PerPath, Handle: handle(h.editUndo), Keys: path},
-
-		"textDocument/didOpen":            {Class: rpc.Inline, Handle: handle(h.didOpen)},
-		"textDocument/didChange":          {Class: rpc.Inline, Handle: handle(h.didChange)},
-		"textDocument/didClose":           {Class: rpc.Inline, Handle: handle(h.didClose)},
-		"workspace/didChangeWatchedFiles": {Class: rpc.Inline, Handle: handle(h.didChangeWatchedFiles)},
-	}
-}
-
-// filesState is the session's file side as the handlers see it: the
-// workspace and editor of the session, and the documents the client has
-// open (with the URIs and versions workspace/applyEdit must name).
 type filesState struct {
 	fs     *workspace.FS
 	editor *editor.Editor

@@ -9,17 +9,6 @@ import (
 	"github.com/oh-bridge/oh-bridge/session"
 )
 
-// mcpMethods serve the session's tools to agents over MCP, on demand:
-// nothing listens before mcp/start, and mcp/stop closes the port.
-func (h *Handlers) mcpMethods() map[string]rpc.Method {
-	return map[string]rpc.Method{
-		"mcp/start":  {Class: rpc.Concurrent, Handle: handle(h.mcpStart)},
-		"mcp/stop":   {Class: rpc.Concurrent, Handle: handle(h.mcpStop)},
-		"mcp/status": {Class: rpc.Concurrent, Handle: handle(h.mcpStatus)},
-	}
-}
-
-// MCPEndpoint is a running MCP endpoint, as package mcpserver makes it.
 type MCPEndpoint struct {
 	URL      string
 	Token    string

@@ -10,22 +10,6 @@ import (
 	"github.com/oh-bridge/oh-bridge/rpc"
 )
 
-// openhandsMethods are the openhands/* methods.
-//
-// openhands/execute_action is concurrent: package ohactions runs actions one
-// at a time itself (like action_execution_server's asyncio.Lock), and a
-// call waiting for its turn or for a command can be cancelled. Cancelling
-// ends the wait only: a running command keeps running, as after a timeout,
-// and its output so far comes with the next observation (an empty `run`
-// polls it).
-func (h *Handlers) openhandsMethods() map[string]rpc.Method {
-	return map[string]rpc.Method{
-		"openhands/execute_action": {Class: rpc.Concurrent, Handle: handle(h.executeAction)},
-	}
-}
-
-// ohState is the session's OpenHands runtime. The runtime itself starts no
-// process until an action needs one.
 type ohState struct {
 	rt *ohactions.Runtime
 }

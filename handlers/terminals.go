@@ -16,24 +16,6 @@ import (
 	"github.com/oh-bridge/oh-bridge/workspace"
 )
 
-// terminalMethods are the terminal/* methods. Every one of them can wait on
-// a shell (a run for its command, the others briefly for the PTY), so none
-// is Inline; runs and output polls wait as long as the client allows.
-func (h *Handlers) terminalMethods() map[string]rpc.Method {
-	return map[string]rpc.Method{
-		"terminal/open":       {Class: rpc.Concurrent, Handle: handle(h.terminalOpen)},
-		"terminal/run":        {Class: rpc.Concurrent, Handle: handle(h.terminalRun)},
-		"terminal/output":     {Class: rpc.Concurrent, Handle: handle(h.terminalOutput)},
-		"terminal/send_input": {Class: rpc.Concurrent, Handle: handle(h.terminalSendInput)},
-		"terminal/interrupt":  {Class: rpc.Concurrent, Handle: handle(h.terminalInterrupt)},
-		"terminal/kill":       {Class: rpc.Concurrent, Handle: handle(h.terminalKill)},
-		"terminal/close":      {Class: rpc.Concurrent, Handle: handle(h.terminalClose)},
-		"terminal/list":       {Class: rpc.Concurrent, Handle: handle(h.terminalList)},
-		"terminal/resize":     {Class: rpc.Concurrent, Handle: handle(h.terminalResize)},
-	}
-}
-
-// maxWait bounds every millisecond parameter (10 minutes, as bridge/wait).
 const maxWait = 600_000
 
 // termState is the session's terminal side: the pool, the roots that
