@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/oh-bridge/oh-bridge/agentserver"
-	"github.com/oh-bridge/oh-bridge/conversation"
+	"github.com/oh-bridge/oh-bridge/updates"
 	"github.com/oh-bridge/oh-bridge/rpc"
 )
 
@@ -61,8 +61,8 @@ func (a *Server) prompt(ctx context.Context, p *promptParams) (any, error) {
 		return nil, rpc.InvalidParams("prompt", "at least one text, resource or resource_link block with something to say")
 	}
 	if s.conv == nil {
-		s.update(&conversation.Chunk{SessionUpdate: "agent_message_chunk",
-			Content: conversation.ContentBlock{Type: "text", Text: a.cfg.HowToConfigure}})
+		s.update(&updates.Chunk{SessionUpdate: "agent_message_chunk",
+			Content: updates.ContentBlock{Type: "text", Text: a.cfg.HowToConfigure}})
 		return map[string]any{"stopReason": "end_turn"}, nil
 	}
 	t := &turn{done: make(chan struct{}), cancel: make(chan struct{})}

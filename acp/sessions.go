@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/oh-bridge/oh-bridge/agentserver"
-	"github.com/oh-bridge/oh-bridge/conversation"
+	"github.com/oh-bridge/oh-bridge/updates"
 	"github.com/oh-bridge/oh-bridge/rpc"
 	"github.com/oh-bridge/oh-bridge/session"
 	"github.com/oh-bridge/oh-bridge/workspace"
@@ -27,7 +27,7 @@ type acpSession struct {
 	sess    *session.Session
 	mcp     *MCPEndpoint
 	conv    *agentserver.Conversation
-	tracker *conversation.Tracker
+	tracker *updates.Tracker
 	stopObs func()
 
 	mu      sync.Mutex
@@ -135,7 +135,7 @@ func (a *Server) open(ctx context.Context, cwd string, extra []string, servers [
 		return nil, rpc.NewError(rpc.CodeInvalidParams, err.Error(), nil)
 	}
 	s.sess = sess
-	s.tracker = conversation.New(conversation.Options{Emit: s.update})
+	s.tracker = updates.New(updates.Options{Emit: s.update})
 	if a.cfg.Server.URL == "" {
 		s.id = "unconfigured-" + randomID()
 		a.add(s)
@@ -270,11 +270,11 @@ func (s *acpSession) close(ctx context.Context) {
 
 // update sends one session/update. During a live turn the user's own
 // messages are not echoed: the client shows what it sent.
-func (s *acpSession) update(u conversation.Update) {
+func (s *acpSession) update(u updates.Update) {
 	s.mu.Lock()
 	id, loading := s.id, s.loading
 	s.mu.Unlock()
-	if c, ok := u.(*conversation.Chunk); ok && c.SessionUpdate == "user_message_chunk" && !loading {
+	if c, ok := u.(*updates.Chunk); ok && c.SessionUpdate == "user_message_chunk" && !loading {
 		return
 	}
 	_ = s.a.peer.Notify(context.Background(), "session/update", map[string]any{"sessionId": id, "update": u})
@@ -313,7 +313,7 @@ func (s *acpSession) askPermission(ctx context.Context, req session.PermissionRe
 
 // confirm answers an agent-server in confirmation mode.
 func (s *acpSession) confirm(ctx context.Context, event json.RawMessage) (agentserver.Decision, error) {
-	ok, err := conversation.Confirm(ctx, s.sess, event)
+	ok, err := updates.Confirm(ctx, s.sess, event)
 	if err != nil {
 		return agentserver.Decision{}, err
 	}

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/oh-bridge/oh-bridge/conversation"
+	"github.com/oh-bridge/oh-bridge/updates"
 
 	"github.com/oh-bridge/oh-bridge/rpc"
 )
@@ -35,7 +35,7 @@ type dialState struct {
 	last json.RawMessage
 	// tracker follows the V1 conversation, for the view and to name the
 	// calls the person is asked about.
-	tracker atomic.Pointer[conversation.Tracker]
+	tracker atomic.Pointer[updates.Tracker]
 }
 
 // disconnectedStatus is the status with no connection.

@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/oh-bridge/oh-bridge/agentserver"
-	"github.com/oh-bridge/oh-bridge/conversation"
+	"github.com/oh-bridge/oh-bridge/updates"
 )
 
 // v1Link is a conversation on an OpenHands agent-server, whose agent uses
@@ -36,7 +36,7 @@ func (h *Handlers) connectV1(ctx context.Context, p *connectParams, header http.
 	// conversation updates, read from the events and the session's calls.
 	var convID atomic.Value
 	convID.Store("")
-	tracker := conversation.New(conversation.Options{Emit: func(u conversation.Update) {
+	tracker := updates.New(updates.Options{Emit: func(u updates.Update) {
 		_ = h.conn.Notify(context.Background(), "openhands/did_update_conversation",
 			map[string]any{"conversationId": convID.Load(), "update": u})
 	}})
@@ -88,7 +88,7 @@ func (h *Handlers) ensureMCP(ctx context.Context) (agentserver.MCPServer, error)
 // confirmV1 asks the person about an action an agent in confirmation
 // mode waits to run.
 func (h *Handlers) confirmV1(ctx context.Context, event json.RawMessage) (agentserver.Decision, error) {
-	allowed, err := conversation.Confirm(ctx, h.workspaceSession(), event)
+	allowed, err := updates.Confirm(ctx, h.workspaceSession(), event)
 	if err != nil {
 		return agentserver.Decision{}, err
 	}

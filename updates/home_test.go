@@ -1,4 +1,4 @@
-package conversation_test
+package updates_test
 
 import (
 	"os"

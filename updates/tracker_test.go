@@ -1,4 +1,4 @@
-package conversation_test
+package updates_test
 
 import (
 	"context"
@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oh-bridge/oh-bridge/conversation"
 	"github.com/oh-bridge/oh-bridge/ohtools"
 	"github.com/oh-bridge/oh-bridge/session"
+	"github.com/oh-bridge/oh-bridge/updates"
 )
 
 // recorder keeps the updates a tracker emits, as JSON objects.
@@ -21,7 +21,7 @@ type recorder struct {
 	updates []map[string]any
 }
 
-func (r *recorder) emit(u conversation.Update) {
+func (r *recorder) emit(u updates.Update) {
 	b, _ := json.Marshal(u)
 	var m map[string]any
 	json.Unmarshal(b, &m)
@@ -87,7 +87,7 @@ func observation(id, tool, body string, isError bool) map[string]any {
 // it is loaded: the texts the agent saw, snippet diffs, the plan.
 func TestReplayedEvents(t *testing.T) {
 	r := &recorder{}
-	tr := conversation.New(conversation.Options{Emit: r.emit})
+	tr := updates.New(updates.Options{Emit: r.emit})
 	for _, e := range []map[string]any{
 		{"id": "m1", "kind": "MessageEvent", "source": "user", "llm_message": map[string]any{"role": "user", "content": text("Fix it.")}},
 		action("c1", "terminal", map[string]any{"command": "make test"}, "Run the tests."),
@@ -159,7 +159,7 @@ func TestLiveCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := &recorder{}
-	tr := conversation.New(conversation.Options{Emit: r.emit, Throttle: 10 * time.Millisecond})
+	tr := updates.New(updates.Options{Emit: r.emit, Throttle: 10 * time.Millisecond})
 	defer sess.Observe(tr.Observer())()
 	ctx := context.Background()
 
@@ -234,7 +234,7 @@ func TestCallBeforeAction(t *testing.T) {
 	defer sess.Close(context.Background())
 	agent, _ := sess.NewAgent(session.AgentOptions{})
 	r := &recorder{}
-	tr := conversation.New(conversation.Options{Emit: r.emit, Throttle: 10 * time.Millisecond})
+	tr := updates.New(updates.Options{Emit: r.emit, Throttle: 10 * time.Millisecond})
 	defer sess.Observe(tr.Observer())()
 	args := map[string]any{"command": "echo early; sleep 0.5; echo late"}
 	raw, _ := json.Marshal(args)

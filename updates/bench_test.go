@@ -1,10 +1,10 @@
-package conversation_test
+package updates_test
 
 import (
 	"encoding/json"
 	"testing"
 
-	"github.com/oh-bridge/oh-bridge/conversation"
+	"github.com/oh-bridge/oh-bridge/updates"
 )
 
 // BenchmarkTrackerEvents: a replayed step (action, observation, message)
@@ -23,7 +23,7 @@ func BenchmarkTrackerEvents(b *testing.B) {
 	}
 	b.Run("tracker", func(b *testing.B) {
 		var bytes int
-		tr := conversation.New(conversation.Options{Emit: func(u conversation.Update) {
+		tr := updates.New(updates.Options{Emit: func(u updates.Update) {
 			out, _ := json.Marshal(u)
 			bytes += len(out)
 		}})

@@ -1,4 +1,4 @@
-// Package conversation turns an OpenHands V1 conversation, as its
+// Package updates turns an OpenHands V1 conversation, as its
 // agent-server's events and the session's own tool calls tell it, into
 // what an editor shows of it: the messages, the agent's thoughts, each
 // tool call with its live output or diff, and the plan.
@@ -6,7 +6,7 @@
 // The updates have the shapes of ACP's session/update: the ACP face sends
 // them as they are, and the VS Code face passes the same objects to its
 // conversation view. Both read the events here, in one place.
-package conversation
+package updates
 
 import "encoding/json"
 
