@@ -11,10 +11,11 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/oh-bridge/oh-bridge/internal/process"
 )
 
 // Class says how the dispatcher runs a method relative to other messages.
@@ -303,7 +304,7 @@ func (s *Server) watchParent(pid int) {
 	t := time.NewTicker(2 * time.Second)
 	defer t.Stop()
 	for range t.C {
-		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		if !process.Alive(pid) {
 			s.log.Warn("the editor process is gone; shutting down", "processId", pid)
 			select {
 			case s.exitCh <- 1:
