@@ -13,7 +13,6 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -94,7 +93,7 @@ func Launch(args ...string) (*Peer, error) {
 	cmd := exec.Command(SystemPython, append([]string{script}, args...)...)
 	// A test binary killed by its timeout runs no cleanup: the stand-in
 	// must not outlive it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	dieWithParent(cmd)
 	stdout, _ := cmd.StdoutPipe()
 	p := &Peer{Cmd: cmd}
 	cmd.Stderr = &p.stderr
