@@ -17,5 +17,9 @@
 // OpenHands layer builds its bash semantics (soft timeout messages, is_input,
 // C-c keys) on top of Run, Output, SendInput and Interrupt.
 //
-// Unix only: it relies on creack/pty, process groups and /proc.
+// Terminals run on Unix only: they rely on creack/pty, process groups and
+// sessions (and /proc, where there is one, to find a session's leftovers).
+// The OS-specific part is proc_unix.go; elsewhere proc_notunix.go stands
+// in, and every call that would start a terminal answers
+// *UnsupportedPlatformError (docs/platforms.md).
 package shellint

@@ -2,6 +2,7 @@ package shellint
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 )
 
@@ -177,6 +178,34 @@ func (e *PoolClosedError) Error() string {
 // Kind returns "pool_closed".
 func (e *PoolClosedError) Kind() string { return "pool_closed" }
 
+// UnsupportedPlatformError is what every call that would start a terminal
+// answers where terminals cannot run yet (Windows): GOOS names the
+// platform. Files and edits do not go through this package and work there.
+type UnsupportedPlatformError struct {
+	GOOS string
+}
+
+func (e *UnsupportedPlatformError) Error() string {
+	name := e.GOOS
+	if name == "windows" {
+		name = "Windows"
+	}
+	return fmt.Sprintf("terminals are not supported on %s yet; files and edits work, and commands need Linux or macOS for now", name)
+}
+
+// Kind returns "terminals_unsupported".
+func (e *UnsupportedPlatformError) Kind() string { return "terminals_unsupported" }
+
+// platformError is *UnsupportedPlatformError where terminals cannot run
+// (terminalsSupported, in proc_unix.go and proc_notunix.go), nil where
+// they can.
+func platformError() error {
+	if terminalsSupported {
+		return nil
+	}
+	return &UnsupportedPlatformError{GOOS: runtime.GOOS}
+}
+
 func orUnnamed(id string) string {
 	if id == "" {
 		return "(unnamed)"
@@ -234,6 +263,9 @@ func (e *UnknownCommandError) Data() map[string]any {
 func (e *InputBlockedError) Data() map[string]any {
 	return map[string]any{"terminalId": e.TerminalID, "written": e.Written}
 }
+
+// Data returns {goos}.
+func (e *UnsupportedPlatformError) Data() map[string]any { return map[string]any{"goos": e.GOOS} }
 
 // Data returns {terminalId}.
 func (e *NotFoundError) Data() map[string]any { return map[string]any{"terminalId": e.TerminalID} }

@@ -2,9 +2,8 @@ package shellint
 
 import (
 	"context"
+	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // Interrupt stops the running command: Ctrl-C, then SIGTERM and SIGKILL to
@@ -51,8 +50,8 @@ type escalationStep struct {
 func (s *Terminal) interrupt(ctx context.Context, c *command, reason string, hard bool) (*Result, error) {
 	steps := []escalationStep{
 		{"ctrl_c", func(c *command) { s.typeInput(s.procFor(c), []byte{0x03}) }, s.opts.InterruptGrace},
-		{"sigterm", func(c *command) { s.signalCommand(c, unix.SIGTERM) }, s.opts.TermGrace},
-		{"sigkill", func(c *command) { s.signalCommand(c, unix.SIGKILL) }, killGrace},
+		{"sigterm", func(c *command) { s.signalCommand(c, syscall.SIGTERM) }, s.opts.TermGrace},
+		{"sigkill", func(c *command) { s.signalCommand(c, syscall.SIGKILL) }, killGrace},
 	}
 	s.mu.Lock()
 	if !c.done {
@@ -135,9 +134,9 @@ func (s *Terminal) signalTarget(c *command) int {
 	return fg
 }
 
-func (s *Terminal) signalCommand(c *command, sig unix.Signal) {
+func (s *Terminal) signalCommand(c *command, sig syscall.Signal) {
 	if pg := s.signalTarget(c); pg > 0 {
-		_ = unix.Kill(-pg, sig)
+		_ = signalGroup(pg, sig)
 	}
 }
 

@@ -227,6 +227,9 @@ func (r *Reservation) Release() {
 // if the limit allows, else a LimitError listing what runs where. Terminals
 // opened with their own environment are only reused when o.Env is empty.
 func (p *Pool) Acquire(ctx context.Context, o OpenOptions) (*Reservation, error) {
+	if err := platformError(); err != nil {
+		return nil, err
+	}
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()

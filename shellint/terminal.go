@@ -221,6 +221,9 @@ func Start(ctx context.Context, o Options) (*Terminal, error) {
 }
 
 func newTerminal(o Options) (*Terminal, error) {
+	if err := platformError(); err != nil {
+		return nil, err
+	}
 	if o.Cols == 0 {
 		o.Cols = DefaultCols
 	}

@@ -1,0 +1,26 @@
+//go:build !unix
+
+package shellint
+
+import (
+	"syscall"
+	"time"
+)
+
+// Terminals do not run here: they need a Unix PTY, process groups and
+// sessions (a Windows port needs ConPTY and job objects; docs/platforms.md).
+// newTerminal and Pool.Acquire answer *UnsupportedPlatformError before
+// anything is started, so no ptyProc exists and the methods below are
+// never reached; they give the shared code what it calls.
+const terminalsSupported = false
+
+func startProc(argv, env []string, dir string, cols, rows int, onData func(*ptyProc, []byte), onExit func(*ptyProc)) (*ptyProc, error) {
+	return nil, platformError()
+}
+
+func (p *ptyProc) fgPgid() int                   { return 0 }
+func (p *ptyProc) setSize(cols, rows int) error  { return platformError() }
+func (p *ptyProc) setEcho(on bool) error         { return platformError() }
+func (p *ptyProc) terminate(grace time.Duration) {}
+
+func signalGroup(pg int, sig syscall.Signal) error { return platformError() }
