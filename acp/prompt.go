@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/oh-bridge/oh-bridge/agentserver"
-	"github.com/oh-bridge/oh-bridge/updates"
 	"github.com/oh-bridge/oh-bridge/rpc"
+	"github.com/oh-bridge/oh-bridge/updates"
 )
 
 // turn is one session/prompt, from the message sent to the agent's stop.
@@ -169,7 +169,8 @@ func (s *acpSession) cancelTurn() {
 	}()
 }
 
-// event takes one agent-server event.
+// event notes an agent-server event's error code, for the stop reason; the
+// link turns the events into updates.
 func (s *acpSession) event(raw json.RawMessage) {
 	var e struct {
 		Kind string `json:"kind"`
@@ -180,7 +181,6 @@ func (s *acpSession) event(raw json.RawMessage) {
 		s.lastError = e.Code
 		s.mu.Unlock()
 	}
-	s.tracker.Event(raw)
 }
 
 // status follows the conversation: a turn ends when the agent stops.

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/oh-bridge/oh-bridge/agentserver"
-	"github.com/oh-bridge/oh-bridge/updates"
 )
 
 // TestStopReasons follows a turn through the agent's states to the stop
@@ -33,7 +32,7 @@ func TestStopReasons(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			s := &acpSession{id: "c", tracker: updates.New(updates.Options{})}
+			s := &acpSession{id: "c"}
 			tr := &turn{done: make(chan struct{}), cancelled: c.cancelled}
 			s.turn = tr
 			if c.errorCode != "" {

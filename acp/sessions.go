@@ -4,31 +4,27 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
-	"github.com/oh-bridge/oh-bridge/agentserver"
-	"github.com/oh-bridge/oh-bridge/updates"
+	"github.com/oh-bridge/oh-bridge/conversation"
 	"github.com/oh-bridge/oh-bridge/rpc"
 	"github.com/oh-bridge/oh-bridge/session"
+	"github.com/oh-bridge/oh-bridge/updates"
 	"github.com/oh-bridge/oh-bridge/workspace"
 )
 
-// acpSession is one ACP session: a workspace session, its MCP endpoint,
-// and the conversation on the agent-server (nil when none is configured).
+// acpSession is one ACP session: a workspace session and its conversation
+// on the agent-server (nil when none is configured), with the MCP endpoint
+// the conversation's agent reaches the session's tools through.
 type acpSession struct {
-	a       *Server
-	id      string
-	sess    *session.Session
-	mcp     *MCPEndpoint
-	conv    *agentserver.Conversation
-	tracker *updates.Tracker
-	stopObs func()
+	a    *Server
+	id   string
+	sess *session.Session
+	conv *conversation.Link
 
 	mu      sync.Mutex
 	loading bool  // session/load is replaying the conversation
@@ -110,13 +106,15 @@ func (a *Server) open(ctx context.Context, cwd string, extra []string, servers [
 	if !filepath.IsAbs(cwd) {
 		return nil, rpc.InvalidParams("cwd", "the absolute path of the directory to work in (ACP paths are absolute)")
 	}
-	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
-		return nil, rpc.NewError(rpc.CodeInvalidParams, fmt.Sprintf("cwd %s is not an existing directory; open a folder in the editor first", cwd), nil)
+	roots, err := workspace.ChooseRoots(append(workspace.Candidates("session/new cwd", cwd),
+		workspace.Candidates("session/new additionalDirectories", extra...)...)...)
+	if err != nil {
+		return nil, rpc.NewError(rpc.CodeInvalidParams, err.Error(), map[string]any{"kind": "invalid_root"})
 	}
 	s := &acpSession{a: a, loading: conversationID != ""}
 	caps := a.capabilities()
 	opts := session.Options{
-		Roots:         append([]string{cwd}, extra...),
+		Roots:         roots,
 		Logger:        a.cfg.Logger,
 		AskPermission: s.askPermission,
 	}
@@ -135,24 +133,23 @@ func (a *Server) open(ctx context.Context, cwd string, extra []string, servers [
 		return nil, rpc.NewError(rpc.CodeInvalidParams, err.Error(), nil)
 	}
 	s.sess = sess
-	s.tracker = updates.New(updates.Options{Emit: s.update})
 	if a.cfg.Server.URL == "" {
 		s.id = "unconfigured-" + randomID()
 		a.add(s)
 		return s, nil
 	}
-	s.stopObs = sess.Observe(s.tracker.Observer())
 	srv := a.cfg.Server
-	conv, err := agentserver.Connect(ctx, agentserver.Options{
+	conv, err := conversation.Open(ctx, conversation.Options{
+		Session:            sess,
 		ServerURL:          srv.URL,
 		SessionAPIKey:      srv.SessionAPIKey,
 		ConversationID:     conversationID,
 		LLM:                srv.LLM,
 		ConfirmationPolicy: srv.ConfirmationPolicy,
-		WorkingDir:         cwd,
+		WorkingDir:         roots[0],
 		MCP:                s.startMCP,
 		ExtraMCP:           mcpConfig(servers),
-		Confirm:            s.confirm,
+		OnUpdate:           s.update,
 		OnEvent:            s.event,
 		OnStatus:           s.status,
 		Logger:             a.cfg.Logger,
@@ -207,17 +204,17 @@ func randomID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// startMCP serves the session's tools to the conversation's agent.
-func (s *acpSession) startMCP(ctx context.Context) (agentserver.MCPServer, error) {
+// startMCP serves the session's tools to the conversation's agent, on an
+// endpoint of the session's own that closes with the conversation.
+func (s *acpSession) startMCP(ctx context.Context) (conversation.Endpoint, error) {
 	if s.a.cfg.StartMCP == nil {
-		return agentserver.MCPServer{}, errors.New("this build cannot serve tools over MCP")
+		return conversation.Endpoint{}, errors.New("this build cannot serve tools over MCP")
 	}
 	ep, err := s.a.cfg.StartMCP(s.sess)
 	if err != nil {
-		return agentserver.MCPServer{}, err
+		return conversation.Endpoint{}, err
 	}
-	s.mcp = ep
-	return agentserver.MCPServer{URL: ep.URL, Token: ep.Token}, nil
+	return conversation.Endpoint{URL: ep.URL, Token: ep.Token, Close: ep.Close}, nil
 }
 
 // mcpConfig turns the client's MCP servers into the agent's mcp_config
@@ -252,19 +249,13 @@ func mcpConfig(servers []mcpServer) map[string]any {
 	return out
 }
 
-// close ends the session's streaming, terminals and endpoint.
+// close ends the session's streaming, endpoint and terminals.
 func (s *acpSession) close(ctx context.Context) {
 	if s.conv != nil {
-		s.conv.Close()
-	}
-	if s.stopObs != nil {
-		s.stopObs()
+		s.conv.Close(ctx)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
-	if s.mcp != nil {
-		s.mcp.Close(ctx)
-	}
 	s.sess.Close(ctx)
 }
 
@@ -306,19 +297,7 @@ func (s *acpSession) writeFile(ctx context.Context, path, content string) error 
 func (s *acpSession) askPermission(ctx context.Context, req session.PermissionRequest) (session.PermissionOutcome, error) {
 	id := req.ToolCallID
 	if s.conv != nil {
-		id = s.tracker.AwaitToolCallID(ctx, req, time.Second)
+		id = s.conv.ToolCallID(ctx, req, time.Second)
 	}
-	return session.Ask(ctx, s.a.peer.Call, req, id, map[string]any{"sessionId": s.sessionID()})
-}
-
-// confirm answers an agent-server in confirmation mode.
-func (s *acpSession) confirm(ctx context.Context, event json.RawMessage) (agentserver.Decision, error) {
-	ok, err := updates.Confirm(ctx, s.sess, event)
-	if err != nil {
-		return agentserver.Decision{}, err
-	}
-	if !ok {
-		return agentserver.Decision{Reason: "User rejected the action."}, nil
-	}
-	return agentserver.Decision{Accept: true}, nil
+	return updates.AskPermission(ctx, s.a.peer.Call, req, id, map[string]any{"sessionId": s.sessionID()})
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/coder/websocket"
 )
 
-// Connection states, as the editor shows them (the V0 dial's words).
+// Connection states, as the editor shows them.
 const (
 	StateConnecting   = "connecting"
 	StateConnected    = "connected"

@@ -42,7 +42,7 @@ type NotAgentServerError struct {
 }
 
 func (e *NotAgentServerError) Error() string {
-	return fmt.Sprintf("%s is not an OpenHands agent-server (%s); give the agent-server's URL (port 8000 by default), or connect with protocol \"v0\" to an OpenHands V0 server", e.URL, e.Detail)
+	return fmt.Sprintf("%s is not an OpenHands agent-server (%s); give the agent-server's URL (port 8000 by default); OpenHands' V0 servers are retired and cannot be dialled", e.URL, e.Detail)
 }
 
 // Kind is "not_openhands".

@@ -24,7 +24,6 @@ func TestConnectFailures(t *testing.T) {
 	b := newBridge(t)
 	keyed := agentservertest.Start(t, "--session-api-key", "right")
 	future := agentservertest.Start(t, "--version", "2.0.0")
-	v0 := agentservertest.Start(t)
 	notFound := httptest.NewServer(http.NotFoundHandler())
 	defer notFound.Close()
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -47,11 +46,9 @@ func TestConnectFailures(t *testing.T) {
 		{"not a URL", func(o *agentserver.Options) { o.ServerURL = "localhost:8000" }, "",
 			[]string{`"localhost:8000" is not an http(s) URL of an OpenHands agent-server`}},
 		{"a 404 server", func(o *agentserver.Options) { o.ServerURL = notFound.URL }, "not_openhands",
-			[]string{notFound.URL + " is not an OpenHands agent-server (GET /server_info answered 404)", `protocol "v0"`}},
+			[]string{notFound.URL + " is not an OpenHands agent-server (GET /server_info answered 404)", "V0 servers are retired"}},
 		{"another API", func(o *agentserver.Options) { o.ServerURL = other.URL }, "not_openhands",
 			[]string{"did not describe an agent-server"}},
-		{"a V0 server", func(o *agentserver.Options) { o.ServerURL = v0.URL }, "not_openhands",
-			[]string{"is not an OpenHands agent-server", `connect with protocol "v0"`}},
 		{"a wrong key", func(o *agentserver.Options) { o.ServerURL, o.SessionAPIKey = keyed.URL, "wrong" }, "api_key_rejected",
 			[]string{"refused the session API key (HTTP 401)", "OH_SESSION_API_KEYS_0"}},
 		{"no key", func(o *agentserver.Options) { o.ServerURL = keyed.URL }, "api_key_rejected",

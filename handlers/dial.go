@@ -8,34 +8,24 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/oh-bridge/oh-bridge/updates"
-
+	"github.com/oh-bridge/oh-bridge/agentserver"
+	"github.com/oh-bridge/oh-bridge/conversation"
 	"github.com/oh-bridge/oh-bridge/rpc"
+	"github.com/oh-bridge/oh-bridge/updates"
 )
 
-type link interface {
-	SendMessage(ctx context.Context, text string) error
-	Close()
-	// reusable says whether a new openhands/connect with these params can
-	// keep this connection.
-	reusable(p *connectParams) bool
-	// status is the current status, as openhands/status answers it.
-	status() any
-	Pause(ctx context.Context) error
-	Resume(ctx context.Context) error
-	Interrupt(ctx context.Context) error
-}
-
-// dialState is the session's OpenHands connection.
+// dialState is this connection's conversation on an OpenHands
+// agent-server, whose agent uses the session's tools through the MCP
+// endpoint.
 type dialState struct {
 	mu   sync.Mutex // serializes connect and disconnect
-	link link
+	link *conversation.Link
+	// current is link, for readers that must not wait for a connect in
+	// progress (a permission question asked while it runs).
+	current atomic.Pointer[conversation.Link]
 	// last is the last status sent to the client, as JSON. It is guarded
 	// by h.mu, not mu: connect holds mu while the link reports its status.
 	last json.RawMessage
-	// tracker follows the V1 conversation, for the view and to name the
-	// calls the person is asked about.
-	tracker atomic.Pointer[updates.Tracker]
 }
 
 // disconnectedStatus is the status with no connection.
@@ -51,14 +41,22 @@ func (h *Handlers) dialing() *dialState {
 	return h.dial
 }
 
+// conversation is the live link, or nil.
+func (d *dialState) conversation() *conversation.Link { return d.current.Load() }
+
+func (d *dialState) set(l *conversation.Link) {
+	d.link = l
+	d.current.Store(l)
+}
+
 func (h *Handlers) stopDial(ctx context.Context) {
 	d := h.dialing()
 	d.mu.Lock()
 	l := d.link
-	d.link = nil
+	d.set(nil)
 	d.mu.Unlock()
 	if l != nil {
-		l.Close()
+		l.Close(ctx)
 	}
 }
 
@@ -70,7 +68,7 @@ type connectParams struct {
 	Task           string            `json:"task"`
 	SessionAPIKey  string            `json:"sessionApiKey"`
 	Headers        map[string]string `json:"headers"`
-	// V1 only: the new agent's LLM, fields of its spec to set, and the
+	// The new agent's LLM, fields of its spec to set, and the
 	// conversation's confirmation policy kind.
 	LLM                json.RawMessage `json:"llm"`
 	Agent              json.RawMessage `json:"agent"`
@@ -78,8 +76,8 @@ type connectParams struct {
 }
 
 type connectResult struct {
-	ConversationID string `json:"conversationId"`
-	Status         any    `json:"status"`
+	ConversationID string             `json:"conversationId"`
+	Status         agentserver.Status `json:"status"`
 }
 
 func (h *Handlers) connect(ctx context.Context, p *connectParams) (*connectResult, error) {
@@ -98,37 +96,73 @@ func (h *Handlers) connect(ctx context.Context, p *connectParams) (*connectResul
 	default:
 		return nil, rpc.InvalidParams("confirmationPolicy", `"AlwaysConfirm", "NeverConfirm" or "ConfirmRisky"`)
 	}
+	sess, err := h.session()
+	if err != nil {
+		return nil, err
+	}
 	d := h.dialing()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if old := d.link; old != nil {
-		if old.reusable(p) {
-			return linkResult(old), nil
+		st := old.Status()
+		if st.ServerURL == p.ServerURL && (p.ConversationID == "" || p.ConversationID == st.ConversationID) &&
+			p.Task == "" && st.State == agentserver.StateConnected {
+			return &connectResult{ConversationID: st.ConversationID, Status: st}, nil
 		}
-		old.Close()
-		d.link = nil
+		old.Close(ctx)
+		d.set(nil)
 	}
 	header := http.Header{}
 	for k, v := range p.Headers {
 		header.Set(k, v)
 	}
-	l, err := h.connectV1(ctx, p, header)
+	// The conversation view gets what the agent says and does as
+	// conversation updates, read from the events and the session's calls.
+	var convID atomic.Value
+	convID.Store("")
+	l, err := conversation.Open(ctx, conversation.Options{
+		Session:            sess,
+		ServerURL:          p.ServerURL,
+		SessionAPIKey:      p.SessionAPIKey,
+		Header:             header,
+		ConversationID:     p.ConversationID,
+		Task:               p.Task,
+		LLM:                p.LLM,
+		Agent:              p.Agent,
+		ConfirmationPolicy: p.ConfirmationPolicy,
+		WorkingDir:         h.Roots()[0],
+		MCP:                h.ensureMCP,
+		OnUpdate: func(u updates.Update) {
+			h.notify(context.Background(), "openhands/did_update_conversation",
+				map[string]any{"conversationId": convID.Load(), "update": u})
+		},
+		OnEvent: func(ev json.RawMessage) {
+			h.notify(context.Background(), "openhands/did_receive_event", map[string]any{"event": ev})
+		},
+		OnStatus: func(st agentserver.Status) {
+			convID.Store(st.ConversationID)
+			h.reportStatus(st)
+		},
+		Logger: h.cfg.Logger,
+	})
 	if err != nil {
 		return nil, toRPCError(err)
 	}
-	d.link = l
-	h.reportStatus(l.status())
-	return linkResult(l), nil
+	d.set(l)
+	st := l.Status()
+	h.reportStatus(st)
+	return &connectResult{ConversationID: st.ConversationID, Status: st}, nil
 }
 
-func linkResult(l link) *connectResult {
-	st := l.status()
-	var id struct {
-		ConversationID string `json:"conversationId"`
+// ensureMCP is the MCP endpoint the agent-server's agent reaches its tools
+// through: the running one, or a new one on a free port. It stays when
+// the conversation ends: the person may have handed it to other agents.
+func (h *Handlers) ensureMCP(ctx context.Context) (conversation.Endpoint, error) {
+	res, err := h.mcpStart(ctx, &mcpStartParams{})
+	if err != nil {
+		return conversation.Endpoint{}, err
 	}
-	b, _ := json.Marshal(st)
-	json.Unmarshal(b, &id)
-	return &connectResult{ConversationID: id.ConversationID, Status: st}
+	return conversation.Endpoint{URL: res.URL, Token: res.Token}, nil
 }
 
 // reportStatus sends openhands/did_change_status when the status changed.
@@ -143,13 +177,8 @@ func (h *Handlers) reportStatus(st any) {
 	d.last = b
 	h.mu.Unlock()
 	if changed {
-		_ = h.conn.Notify(context.Background(), "openhands/did_change_status", json.RawMessage(b))
+		h.notify(context.Background(), "openhands/did_change_status", json.RawMessage(b))
 	}
-}
-
-// receiveEvent passes a conversation event to the client.
-func (h *Handlers) receiveEvent(event json.RawMessage) {
-	_ = h.conn.Notify(context.Background(), "openhands/did_receive_event", map[string]any{"event": event})
 }
 
 func (h *Handlers) disconnect(ctx context.Context, _ *noParams) (json.RawMessage, error) {
@@ -172,12 +201,22 @@ type sendMessageParams struct {
 type notConnectedError struct{}
 
 func (notConnectedError) Error() string {
-	return "not connected to an OpenHands server; run openhands/connect first"
+	return "not connected to an OpenHands agent-server; run openhands/connect first"
 }
 func (notConnectedError) Kind() string { return "not_connected" }
 
+// v0RetiredError answers openhands/connect with protocol "v0".
+type v0RetiredError struct{}
+
+func (v0RetiredError) Error() string {
+	return `protocol "v0" is retired: OpenHands removed its V0 server in April 2026, and no OpenHands server ever had an editor-runtime role to dial. ` +
+		`Connect to an OpenHands agent-server instead (protocol "v1", the default; its agent uses this bridge's tools over MCP), ` +
+		`or give any MCP agent the bridge's tools with "oh-bridge mcp" or mcp/start. openhands/execute_action still runs V0 actions.`
+}
+func (v0RetiredError) Kind() string { return "protocol_retired" }
+
 // connected returns the current link.
-func (h *Handlers) connected() (link, error) {
+func (h *Handlers) connected() (*conversation.Link, error) {
 	d := h.dialing()
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -191,28 +230,11 @@ func (h *Handlers) sendMessage(ctx context.Context, p *sendMessageParams) (any, 
 	if p.Text == "" {
 		return nil, rpc.InvalidParams("text", "a non-empty message for the agent")
 	}
-	l, err := h.connected()
-	if err != nil {
-		return nil, err
-	}
-	if err := l.SendMessage(ctx, p.Text); err != nil {
-		return nil, toRPCError(err)
-	}
-	return nil, nil
+	return h.steer(ctx, func(l *conversation.Link, ctx context.Context) error { return l.SendMessage(ctx, p.Text) })
 }
 
-// v0RetiredError answers openhands/connect with protocol "v0".
-type v0RetiredError struct{}
-
-func (v0RetiredError) Error() string {
-	return `protocol "v0" is retired: OpenHands removed its V0 server in April 2026, and no OpenHands server ever had an editor-runtime role to dial. ` +
-		`Connect to an OpenHands agent-server instead (protocol "v1", the default; its agent uses this bridge's tools over MCP), ` +
-		`or give any MCP agent the bridge's tools with "oh-bridge mcp" or mcp/start. openhands/execute_action still runs V0 actions.`
-}
-func (v0RetiredError) Kind() string { return "protocol_retired" }
-
-// steer runs pause, resume or interrupt on the link.
-func (h *Handlers) steer(ctx context.Context, f func(link, context.Context) error) (any, error) {
+// steer runs one call on the link.
+func (h *Handlers) steer(ctx context.Context, f func(*conversation.Link, context.Context) error) (any, error) {
 	l, err := h.connected()
 	if err != nil {
 		return nil, err
@@ -224,13 +246,13 @@ func (h *Handlers) steer(ctx context.Context, f func(link, context.Context) erro
 }
 
 func (h *Handlers) pause(ctx context.Context, _ *noParams) (any, error) {
-	return h.steer(ctx, link.Pause)
+	return h.steer(ctx, (*conversation.Link).Pause)
 }
 
 func (h *Handlers) resume(ctx context.Context, _ *noParams) (any, error) {
-	return h.steer(ctx, link.Resume)
+	return h.steer(ctx, (*conversation.Link).Resume)
 }
 
 func (h *Handlers) interrupt(ctx context.Context, _ *noParams) (any, error) {
-	return h.steer(ctx, link.Interrupt)
+	return h.steer(ctx, (*conversation.Link).Interrupt)
 }

@@ -32,8 +32,8 @@ func TestConnectFailuresInPlainWords(t *testing.T) {
 	}
 
 	p := agentservertest.Start(t)
-	err = client.Call(ctxT(t), "openhands/connect", map[string]any{"serverUrl": p.URL, "conversationId": "0123"}, nil)
-	if !errors.As(err, &e) || e.Code != 1019 || !strings.Contains(e.Message, "conversation 0123 was not found") {
+	err = client.Call(ctxT(t), "openhands/connect", map[string]any{"serverUrl": p.URL, "conversationId": "7f1f0e52-35f3-4f4f-9d6a-0d7a2d0c3c55"}, nil)
+	if !errors.As(err, &e) || e.Code != 1019 || !strings.Contains(e.Message, "conversation 7f1f0e52-35f3-4f4f-9d6a-0d7a2d0c3c55 was not found") {
 		t.Fatalf("unknown conversation: %v", err)
 	}
 }

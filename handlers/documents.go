@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/oh-bridge/oh-bridge/session"
 )
 
 // The textDocument/* notifications keep the workspace overlay in step with
@@ -62,35 +64,37 @@ type didOpenParams struct {
 // resolveDocument turns a document URI into a resolved workspace path.
 // Documents outside the roots are none of the bridge's business: ok is
 // false and the notification is ignored.
-func (h *Handlers) resolveDocument(method, uri string) (s *filesState, path string, ok bool) {
-	s = h.filesSession()
+func (h *Handlers) resolveDocument(method, uri string) (s *session.Session, docs *openDocuments, path string, ok bool) {
+	h.mu.Lock()
+	s, docs = h.sess, h.docs
+	h.mu.Unlock()
 	if s == nil {
-		return nil, "", false
+		return nil, nil, "", false
 	}
 	local, err := fileURIPath(uri)
 	if err != nil {
 		h.log.Debug("ignored a document that is not a local file", "method", method, "uri", uri, "error", err)
-		return nil, "", false
+		return nil, nil, "", false
 	}
-	path, err = s.fs.Roots().Resolve(local)
+	path, err = s.Resolve(local)
 	if err != nil {
 		h.log.Debug("ignored a document outside the workspace", "method", method, "uri", uri)
-		return nil, "", false
+		return nil, nil, "", false
 	}
-	return s, path, true
+	return s, docs, path, true
 }
 
 func (h *Handlers) didOpen(ctx context.Context, p *didOpenParams) (any, error) {
 	d := p.TextDocument
-	s, path, ok := h.resolveDocument("textDocument/didOpen", d.URI)
+	s, docs, path, ok := h.resolveDocument("textDocument/didOpen", d.URI)
 	if !ok {
 		return nil, nil
 	}
-	if err := s.fs.Overlay().DidOpen(path, d.Text, d.Version); err != nil {
+	if err := s.OpenDocument(path, d.Text, d.Version); err != nil {
 		return nil, err
 	}
-	s.docs.drop(path)
-	s.docs.set(path, docRef{uri: d.URI, version: d.Version})
+	docs.drop(path)
+	docs.set(path, docRef{uri: d.URI, version: d.Version})
 	return nil, nil
 }
 
@@ -119,7 +123,7 @@ type didChangeParams struct {
 
 func (h *Handlers) didChange(ctx context.Context, p *didChangeParams) (any, error) {
 	d := p.TextDocument
-	s, path, ok := h.resolveDocument("textDocument/didChange", d.URI)
+	s, docs, path, ok := h.resolveDocument("textDocument/didChange", d.URI)
 	if !ok || len(p.ContentChanges) == 0 {
 		return nil, nil
 	}
@@ -128,20 +132,20 @@ func (h *Handlers) didChange(ctx context.Context, p *didChangeParams) (any, erro
 		text = p.ContentChanges[last].Text
 	} else {
 		// Incremental sync: apply the changes in order to the text held.
-		if !s.fs.Overlay().IsOpen(path) {
+		if !s.IsDocumentOpen(path) {
 			h.log.Warn("ignored an incremental change to a document that is not open; send didOpen first", "uri", d.URI)
 			return nil, nil
 		}
-		f, err := s.fs.ReadTextFile(ctx, path, 0, 0)
+		f, err := s.ReadTextFile(ctx, path, 0, 0)
 		if err != nil {
 			return nil, err
 		}
 		text = applyChanges(f.Content, p.ContentChanges)
 	}
-	if err := s.fs.Overlay().DidChange(path, text, d.Version); err != nil {
+	if err := s.ChangeDocument(path, text, d.Version); err != nil {
 		return nil, err
 	}
-	s.docs.set(path, docRef{uri: d.URI, version: d.Version})
+	docs.set(path, docRef{uri: d.URI, version: d.Version})
 	return nil, nil
 }
 
@@ -179,12 +183,12 @@ type didCloseParams struct {
 }
 
 func (h *Handlers) didClose(ctx context.Context, p *didCloseParams) (any, error) {
-	s, path, ok := h.resolveDocument("textDocument/didClose", p.TextDocument.URI)
+	s, docs, path, ok := h.resolveDocument("textDocument/didClose", p.TextDocument.URI)
 	if !ok {
 		return nil, nil
 	}
-	s.docs.drop(path)
-	return nil, s.fs.Overlay().DidClose(path)
+	docs.drop(path)
+	return nil, s.CloseDocument(path)
 }
 
 // didChangeWatchedFiles is accepted and ignored: the bridge watches the

@@ -37,7 +37,7 @@ func (h *Handlers) editView(ctx context.Context, p *editViewParams) (*editResult
 	if err != nil {
 		return nil, err
 	}
-	r, err := s.editor.View(ctx, p.Path, p.ViewRange)
+	r, err := s.View(ctx, p.Path, p.ViewRange)
 	if err != nil {
 		return nil, editError(err)
 	}
@@ -56,11 +56,11 @@ func (h *Handlers) editCreate(ctx context.Context, p *editCreateParams) (*editRe
 	if p.FileText == nil {
 		return nil, rpc.InvalidParams("fileText", "a string (the content of the new file)")
 	}
-	s, err := h.mutationSession(ctx)
+	s, err := h.session()
 	if err != nil {
 		return nil, err
 	}
-	r, err := s.editor.Create(ctx, p.Path, *p.FileText)
+	r, err := s.Create(ctx, p.Path, *p.FileText)
 	if err != nil {
 		return nil, editError(err)
 	}
@@ -81,12 +81,11 @@ func (h *Handlers) editStrReplace(ctx context.Context, p *editStrReplaceParams) 
 	if p.OldStr == nil {
 		return nil, rpc.InvalidParams("oldStr", "a string (the text to replace, which must occur exactly once)")
 	}
-	s, err := h.mutationSession(ctx)
+	s, err := h.session()
 	if err != nil {
 		return nil, err
 	}
-	r, err := s.editor.Execute(ctx, editor.Request{Command: editor.CommandStrReplace, Path: p.Path,
-		OldStr: p.OldStr, NewStr: p.NewStr, ExpectedVersion: p.ExpectedVersion})
+	r, err := s.StrReplace(ctx, p.Path, p.OldStr, p.NewStr, p.ExpectedVersion)
 	if err != nil {
 		return nil, editError(err)
 	}
@@ -110,11 +109,11 @@ func (h *Handlers) editInsert(ctx context.Context, p *editInsertParams) (*editRe
 	if p.NewStr == nil {
 		return nil, rpc.InvalidParams("newStr", "a string (the text to insert)")
 	}
-	s, err := h.mutationSession(ctx)
+	s, err := h.session()
 	if err != nil {
 		return nil, err
 	}
-	r, err := s.editor.Insert(ctx, p.Path, *p.InsertLine, *p.NewStr, p.ExpectedVersion)
+	r, err := s.Insert(ctx, p.Path, *p.InsertLine, *p.NewStr, p.ExpectedVersion)
 	if err != nil {
 		return nil, editError(err)
 	}
@@ -129,11 +128,11 @@ func (h *Handlers) editUndo(ctx context.Context, p *editUndoParams) (*editResult
 	if err := requirePath("path", p.Path); err != nil {
 		return nil, err
 	}
-	s, err := h.mutationSession(ctx)
+	s, err := h.session()
 	if err != nil {
 		return nil, err
 	}
-	r, err := s.editor.Undo(ctx, p.Path)
+	r, err := s.Undo(ctx, p.Path)
 	if err != nil {
 		return nil, editError(err)
 	}

@@ -82,6 +82,7 @@ var codeOfKind = map[string]int64{
 	"server_error":            codeOpenHandsConnection,
 	"protocol_retired":        codeOpenHandsConnection,
 	"not_connected":           codeOpenHandsConnection,
+	"terminals_unsupported":   codeUnsupportedAction,
 	"unsupported_api_version": codeOpenHandsConnection,
 }
 

@@ -3,18 +3,11 @@ package handlers
 import (
 	"context"
 	"encoding/json"
-	"errors"
 
 	"github.com/oh-bridge/oh-bridge/editor"
 	"github.com/oh-bridge/oh-bridge/rpc"
 	"github.com/oh-bridge/oh-bridge/workspace"
 )
-
-type filesState struct {
-	fs     *workspace.FS
-	editor *editor.Editor
-	docs   *openDocuments
-}
 
 // fileCapabilities are merged into initialize's result capabilities.
 func (h *Handlers) fileCapabilities() map[string]any {
@@ -34,39 +27,12 @@ func (h *Handlers) fileCapabilities() map[string]any {
 	}
 }
 
-// filesSession returns the state startFiles made, or nil before initialize.
-func (h *Handlers) filesSession() *filesState {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.files
-}
-
-// session is filesSession for handlers, which only run after initialize.
-func (h *Handlers) session() (*filesState, error) {
-	s := h.filesSession()
-	if s == nil {
-		return nil, errors.New("the workspace is not open: initialize first")
-	}
-	return s, nil
-}
-
-// mutationSession is session for calls that change files: it first lets
-// the watcher finish its initial walk, so the change is reported.
-func (h *Handlers) mutationSession(ctx context.Context) (*filesState, error) {
-	s, err := h.session()
-	if err != nil {
-		return nil, err
-	}
-	h.workspaceSession().AwaitWatch(ctx)
-	return s, nil
-}
-
 // pathKeys returns a per-path Keys function: the named string params,
 // resolved through the roots. A param that does not resolve gives no keys;
 // the handler then reports the error.
 func (h *Handlers) pathKeys(fields ...string) func(json.RawMessage) []string {
 	return func(raw json.RawMessage) []string {
-		s := h.filesSession()
+		s := h.workspaceSession()
 		if s == nil {
 			return nil
 		}
@@ -80,7 +46,7 @@ func (h *Handlers) pathKeys(fields ...string) func(json.RawMessage) []string {
 			if json.Unmarshal(params[f], &p) != nil || p == "" {
 				return nil
 			}
-			resolved, err := s.fs.Roots().Resolve(p)
+			resolved, err := s.Resolve(p)
 			if err != nil {
 				return nil
 			}
@@ -112,10 +78,11 @@ type watchStatusResult struct {
 // watchStatus tells whether file watching is up; with wait it answers once
 // the watcher has walked the tree (or failed).
 func (h *Handlers) watchStatus(ctx context.Context, p *watchStatusParams) (*watchStatusResult, error) {
-	if _, err := h.session(); err != nil {
+	s, err := h.session()
+	if err != nil {
 		return nil, err
 	}
-	st, err := h.workspaceSession().WatchStatus(ctx, p.Wait)
+	st, err := s.WatchStatus(ctx, p.Wait)
 	if err != nil {
 		return nil, err
 	}

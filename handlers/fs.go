@@ -65,7 +65,7 @@ func (h *Handlers) readTextFile(ctx context.Context, p *readTextFileParams) (*re
 	if err != nil {
 		return nil, err
 	}
-	f, err := s.fs.ReadTextFile(ctx, p.Path, line, limit)
+	f, err := s.ReadTextFile(ctx, p.Path, line, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -91,11 +91,11 @@ func (h *Handlers) writeTextFile(ctx context.Context, p *writeTextFileParams) (*
 	if p.Content == nil {
 		return nil, rpc.InvalidParams("content", "a string (the whole new text of the file)")
 	}
-	s, err := h.mutationSession(ctx)
+	s, err := h.session()
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.fs.WriteTextFile(ctx, p.Path, *p.Content, p.ExpectedVersion, p.CreateParents)
+	res, err := s.WriteTextFile(ctx, p.Path, *p.Content, p.ExpectedVersion, p.CreateParents)
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +173,7 @@ func (h *Handlers) listDirectory(ctx context.Context, p *listDirectoryParams) (*
 	if err != nil {
 		return nil, err
 	}
-	l, err := s.fs.ListDirectory(ctx, p.Path, opts)
+	l, err := s.ListDirectory(ctx, p.Path, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -223,7 +223,7 @@ func (h *Handlers) stat(ctx context.Context, p *statParams) (*statResult, error)
 	if err != nil {
 		return nil, err
 	}
-	fi, err := s.fs.Stat(ctx, p.Path)
+	fi, err := s.Stat(ctx, p.Path)
 	if err != nil {
 		return nil, err
 	}
@@ -244,11 +244,11 @@ func (h *Handlers) mkdir(ctx context.Context, p *mkdirParams) (any, error) {
 	if err := requirePath("path", p.Path); err != nil {
 		return nil, err
 	}
-	s, err := h.mutationSession(ctx)
+	s, err := h.session()
 	if err != nil {
 		return nil, err
 	}
-	return nil, s.fs.Mkdir(ctx, p.Path, p.Parents)
+	return nil, s.Mkdir(ctx, p.Path, p.Parents)
 }
 
 type deleteParams struct {
@@ -260,11 +260,11 @@ func (h *Handlers) delete(ctx context.Context, p *deleteParams) (any, error) {
 	if err := requirePath("path", p.Path); err != nil {
 		return nil, err
 	}
-	s, err := h.mutationSession(ctx)
+	s, err := h.session()
 	if err != nil {
 		return nil, err
 	}
-	return nil, s.fs.Delete(ctx, p.Path, p.Recursive)
+	return nil, s.Delete(ctx, p.Path, p.Recursive)
 }
 
 type moveParams struct {
@@ -280,9 +280,9 @@ func (h *Handlers) move(ctx context.Context, p *moveParams) (any, error) {
 	if err := requirePath("to", p.To); err != nil {
 		return nil, err
 	}
-	s, err := h.mutationSession(ctx)
+	s, err := h.session()
 	if err != nil {
 		return nil, err
 	}
-	return nil, s.fs.Move(ctx, p.From, p.To, p.Overwrite)
+	return nil, s.Move(ctx, p.From, p.To, p.Overwrite)
 }

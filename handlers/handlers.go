@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -43,7 +42,7 @@ type ClientCapabilities struct {
 	RequestPermission bool // permissions.requestPermission: ask before risky actions
 }
 
-// Handlers holds one session's state.
+// Handlers serves one editor connection.
 type Handlers struct {
 	cfg  Config
 	log  *slog.Logger
@@ -53,15 +52,17 @@ type Handlers struct {
 	roots []string
 	caps  ClientCapabilities
 
-	sess  *session.Session // the workspace's state, shared with the other faces (session.go)
-	files *filesState      // the session's workspace and editor, open documents (files.go)
-	terms *termState       // the session's terminal pool, streaming state (terminals.go)
-	oh    *ohState         // the session's OpenHands action runtime (openhands.go)
-	dial  *dialState       // the connection to an OpenHands server (dial.go)
-	mcp   mcpState         // the MCP endpoint, while one runs (mcp.go)
+	// The workspace's session, shared with the other faces: the only door
+	// to files, buffers, terminals, permissions and undo (session.go).
+	sess *session.Session
+	// What belongs to this connection alone:
+	docs  *openDocuments // the client's open documents, as applyEdit must name them (documents.go)
+	terms *termStreams   // terminal output streamed to the client (terminals.go)
+	dial  *dialState     // the conversation on an OpenHands agent-server (dial.go)
+	mcp   mcpState       // the MCP endpoint, while one runs (mcp.go)
 }
 
-// New returns handlers for one session. Call Bind before serving.
+// New returns handlers for one connection. Call Bind before serving.
 func New(cfg Config) *Handlers {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -72,8 +73,8 @@ func New(cfg Config) *Handlers {
 // Bind connects the handlers to the connection that serves them.
 func (h *Handlers) Bind(conn Conn) { h.conn = conn }
 
-// Shutdown releases everything the session holds (child processes,
-// watchers). It is safe to call more than once.
+// Shutdown releases everything the connection's session holds (child
+// processes, watchers). It is safe to call more than once.
 func (h *Handlers) Shutdown(ctx context.Context) {
 	h.log.Debug("shutdown")
 	h.stopDial(ctx)
@@ -95,67 +96,6 @@ func (h *Handlers) Capabilities() ClientCapabilities {
 	defer h.mu.Unlock()
 	return h.caps
 }
-
-// rootsFrom combines command-line roots with the client's folders; with
-// neither, the current directory is the root.
-func rootsFrom(flagRoots []string, folders []string) ([]string, error) {
-	var out []string
-	seen := map[string]bool{}
-	add := func(dir, origin string) error {
-		abs, err := filepath.Abs(dir)
-		if err != nil {
-			return err
-		}
-		fi, err := os.Stat(abs)
-		if err != nil {
-			return &invalidRootError{dir: abs, origin: origin, reason: "does not exist"}
-		}
-		if !fi.IsDir() {
-			return &invalidRootError{dir: abs, origin: origin, reason: "is not a directory"}
-		}
-		if !seen[abs] {
-			seen[abs] = true
-			out = append(out, abs)
-		}
-		return nil
-	}
-	for _, r := range flagRoots {
-		if err := add(r, "--workspace"); err != nil {
-			return nil, err
-		}
-	}
-	for _, f := range folders {
-		if err := add(f, "initialize"); err != nil {
-			return nil, err
-		}
-	}
-	if len(out) == 0 {
-		wd, err := os.Getwd()
-		if err != nil {
-			return nil, fmt.Errorf("no workspace root given and the current directory is unreadable: %w", err)
-		}
-		out = append(out, wd)
-	}
-	return out, nil
-}
-
-type invalidRootError struct{ dir, origin, reason string }
-
-func (e *invalidRootError) Error() string {
-	return fmt.Sprintf("workspace root %s (from %s) %s; open an existing folder", e.dir, e.origin, e.reason)
-}
-func (e *invalidRootError) Kind() string { return "invalid_root" }
-
-// ValidateRoots checks command-line roots before serving, so a typo fails
-// at start-up with a clear message.
-func ValidateRoots(roots []string) error {
-	_, err := ResolveRoots(roots)
-	return err
-}
-
-// ResolveRoots makes command-line roots absolute and checks them; with
-// none, the current directory is the root.
-func ResolveRoots(roots []string) ([]string, error) { return rootsFrom(roots, nil) }
 
 // fileURIPath turns a file:// URI into a local path.
 func fileURIPath(uri string) (string, error) {

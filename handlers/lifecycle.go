@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/oh-bridge/oh-bridge/rpc"
+	"github.com/oh-bridge/oh-bridge/workspace"
 )
 
 // ProtocolVersion is the integer version of oh-bridge's own protocol,
@@ -74,7 +75,7 @@ func (h *Handlers) initialize(ctx context.Context, p *initializeParams) (*initia
 	if len(folders) == 0 && p.RootPath != "" {
 		folders = append(folders, p.RootPath)
 	}
-	roots, err := rootsFrom(h.cfg.Roots, folders)
+	roots, err := workspace.ChooseRoots(append(workspace.Candidates("--workspace", h.cfg.Roots...), workspace.Candidates("initialize", folders...)...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -34,11 +34,21 @@ type mcpStartParams struct {
 }
 
 type mcpStatusResult struct {
-	Serving  bool                `json:"serving"`
-	URL      string              `json:"url,omitempty"`
-	Token    string              `json:"token,omitempty"`
-	Sessions int                 `json:"sessions"`
-	Agents   []session.AgentInfo `json:"agents"`
+	Serving  bool        `json:"serving"`
+	URL      string      `json:"url,omitempty"`
+	Token    string      `json:"token,omitempty"`
+	Sessions int         `json:"sessions"`
+	Agents   []agentInfo `json:"agents"`
+}
+
+// agentInfo is an agent using the session's tools, oldest first.
+type agentInfo struct {
+	ID         string `json:"id"`
+	Name       string `json:"name"`
+	TerminalID string `json:"terminalId"`
+	Calls      int64  `json:"calls"`
+	Rejected   int64  `json:"rejected"`
+	SinceMs    int64  `json:"sinceMs"`
 }
 
 type mcpUnavailableError struct{ msg string }
@@ -81,7 +91,7 @@ func (h *Handlers) mcpStart(ctx context.Context, p *mcpStartParams) (*mcpStatusR
 
 func (h *Handlers) mcpStop(ctx context.Context, _ *noParams) (*mcpStatusResult, error) {
 	h.stopMCP(ctx)
-	return &mcpStatusResult{Agents: []session.AgentInfo{}}, nil
+	return &mcpStatusResult{Agents: []agentInfo{}}, nil
 }
 
 func (h *Handlers) mcpStatus(ctx context.Context, _ *noParams) (*mcpStatusResult, error) {
@@ -93,12 +103,15 @@ func (h *Handlers) mcpStatus(ctx context.Context, _ *noParams) (*mcpStatusResult
 
 func (h *Handlers) mcpStatusLocked(sess *session.Session) *mcpStatusResult {
 	m := &h.mcp
-	res := &mcpStatusResult{Agents: []session.AgentInfo{}}
+	res := &mcpStatusResult{Agents: []agentInfo{}}
 	if m.ep != nil {
 		res.Serving, res.URL, res.Token, res.Sessions = true, m.ep.URL, m.ep.Token, m.ep.Sessions()
 	}
 	if sess != nil {
-		res.Agents = sess.Agents()
+		for _, a := range sess.Agents() {
+			res.Agents = append(res.Agents, agentInfo{ID: a.ID, Name: a.Name, TerminalID: a.TerminalID,
+				Calls: a.Calls, Rejected: a.Rejected, SinceMs: a.Since.Milliseconds()})
+		}
 	}
 	return res
 }

@@ -10,21 +10,6 @@ import (
 	"github.com/oh-bridge/oh-bridge/rpc"
 )
 
-type ohState struct {
-	rt *ohactions.Runtime
-}
-
-// ohRuntime is the session's OpenHands runtime, for every transport that
-// executes actions (openhands/execute_action and the server's runtime role).
-func (h *Handlers) ohRuntime() (*ohactions.Runtime, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.oh == nil {
-		return nil, rpc.NewError(rpc.CodeInternalError, "the OpenHands runtime is not started", nil)
-	}
-	return h.oh.rt, nil
-}
-
 // openhandsCapabilities are merged into initialize's result capabilities.
 func (h *Handlers) openhandsCapabilities() map[string]any {
 	return map[string]any{
@@ -110,13 +95,13 @@ func (h *Handlers) executeAction(ctx context.Context, p *executeActionParams) (*
 	if len(p.Action) == 0 || string(p.Action) == "null" {
 		return nil, rpc.InvalidParams("action", `an OpenHands action object, e.g. {"action": "run", "args": {"command": "ls"}}`)
 	}
-	rt, err := h.ohRuntime()
+	s, err := h.session()
 	if err != nil {
 		return nil, err
 	}
 	progress := rpc.WorkDone(ctx)
 	progress.Begin(ctx, "OpenHands action", "")
-	obs, err := rt.Execute(ctx, p.Action)
+	obs, err := s.ExecuteAction(ctx, p.Action)
 	if err != nil {
 		progress.End(ctx, "failed")
 		if ae, ok := err.(*ohactions.ActionError); ok {

@@ -2,10 +2,11 @@ package handlers
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/oh-bridge/oh-bridge/session"
-	"github.com/oh-bridge/oh-bridge/shellint"
+	"github.com/oh-bridge/oh-bridge/updates"
 	"github.com/oh-bridge/oh-bridge/workspace"
 )
 
@@ -16,7 +17,7 @@ import (
 func (h *Handlers) startSession(roots []string) error {
 	caps := h.Capabilities()
 	docs := &openDocuments{byPath: map[string]docRef{}}
-	ts := &termState{streams: map[string]*outputStream{}, unread: map[commandKey]*shellint.Result{}}
+	ts := &termStreams{streams: map[string]*outputStream{}}
 	o := session.Options{
 		Roots:  roots,
 		Logger: h.cfg.Logger,
@@ -32,7 +33,7 @@ func (h *Handlers) startSession(roots []string) error {
 		o.Buffers = &clientBuffers{h: h, docs: docs}
 	}
 	if caps.TerminalStreaming {
-		o.OnTerminalEvent = func(ev shellint.Event) { h.streamEvent(ts, ev) }
+		o.OnTerminalEvent = func(ev session.TerminalEvent) { h.streamEvent(ts, ev) }
 	}
 	if caps.RequestPermission {
 		o.AskPermission = h.askPermission
@@ -41,13 +42,9 @@ func (h *Handlers) startSession(roots []string) error {
 	if err != nil {
 		return err
 	}
-	ts.pool, ts.roots = sess.Terminals(), sess.Roots()
 	h.mu.Lock()
 	old, oldTerms := h.sess, h.terms
-	h.sess = sess
-	h.files = &filesState{fs: sess.FS(), editor: sess.Editor(), docs: docs}
-	h.terms = ts
-	h.oh = &ohState{rt: sess.OpenHands()}
+	h.sess, h.docs, h.terms = sess, docs, ts
 	h.mu.Unlock()
 	if old != nil {
 		// An initialize that failed after startSession is being retried.
@@ -57,12 +54,22 @@ func (h *Handlers) startSession(roots []string) error {
 	return nil
 }
 
-// workspaceSession is the session, once initialize made it.
+// workspaceSession is the session, once initialize made it, or nil.
 func (h *Handlers) workspaceSession() *session.Session {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.sess
 }
+
+// session is the session for methods, which only run after initialize.
+func (h *Handlers) session() (*session.Session, error) {
+	if s := h.workspaceSession(); s != nil {
+		return s, nil
+	}
+	return nil, errNotInitialized
+}
+
+var errNotInitialized = errors.New("the workspace is not open: initialize first")
 
 func (h *Handlers) closeSession(ctx context.Context) {
 	sess := h.workspaceSession()
@@ -79,12 +86,12 @@ func (h *Handlers) closeSession(ctx context.Context) {
 // A V1 conversation's call is named as the conversation view shows it.
 func (h *Handlers) askPermission(ctx context.Context, req session.PermissionRequest) (session.PermissionOutcome, error) {
 	id := req.ToolCallID
-	if t := h.dialing().tracker.Load(); t != nil {
-		id = t.AwaitToolCallID(ctx, req, time.Second)
+	if c := h.dialing().conversation(); c != nil {
+		id = c.ToolCallID(ctx, req, time.Second)
 	}
 	var extra map[string]any
 	if req.Agent != "" {
 		extra = map[string]any{"agent": req.Agent}
 	}
-	return session.Ask(ctx, h.conn.Call, req, id, extra)
+	return updates.AskPermission(ctx, h.conn.Call, req, id, extra)
 }

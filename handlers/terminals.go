@@ -3,7 +3,6 @@ package handlers
 import (
 	"context"
 	"errors"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -12,18 +11,13 @@ import (
 
 	"github.com/oh-bridge/oh-bridge/rpc"
 	"github.com/oh-bridge/oh-bridge/session"
-	"github.com/oh-bridge/oh-bridge/shellint"
-	"github.com/oh-bridge/oh-bridge/workspace"
 )
 
 const maxWait = 600_000
 
-// termState is the session's terminal side: the pool, the roots that
-// bound working directories, and the streaming of raw output.
-type termState struct {
-	pool  *shellint.Pool
-	roots *workspace.Roots
-
+// termStreams is this connection's view of the session's terminals: the
+// streaming of their raw output to the client.
+type termStreams struct {
 	// stopping silences notifications once shutdown has begun.
 	stopping atomic.Bool
 
@@ -31,14 +25,6 @@ type termState struct {
 	// streams hold each terminal's partial UTF-8 character between
 	// did_output notifications (streaming only).
 	streams map[string]*outputStream
-	// unread keeps the output a cancelled terminal/run had already taken
-	// from the terminal, so the next terminal/output still returns it.
-	unread map[commandKey]*shellint.Result
-}
-
-type commandKey struct {
-	terminalID string
-	seq        int
 }
 
 // stopTerminals silences terminal notifications; the session kills the
@@ -61,36 +47,6 @@ func (h *Handlers) terminalCapabilities() map[string]any {
 		"open": true, "run": true, "input": true, "interrupt": true, "pty": true,
 		"shells": []string{"bash", "zsh"}, "maxTerminals": session.MaxTerminals, "streaming": true,
 	}}
-}
-
-// terminals returns the session's terminal state (set at initialize).
-func (h *Handlers) terminals() (*termState, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.terms == nil {
-		return nil, &shellint.PoolClosedError{}
-	}
-	return h.terms, nil
-}
-
-// dir resolves a cwd parameter inside the workspace roots (relative paths
-// are relative to the first root) and checks that it is a directory.
-func (ts *termState) dir(cwd string) (string, error) {
-	if cwd == "" {
-		return "", nil
-	}
-	p, err := ts.roots.Resolve(cwd)
-	if err != nil {
-		return "", err
-	}
-	fi, err := os.Stat(p)
-	if err != nil {
-		return "", &workspace.NotFoundError{Path: p, Hint: "create it first or pass an existing directory as cwd"}
-	}
-	if !fi.IsDir() {
-		return "", &workspace.NotDirectoryError{Path: p}
-	}
-	return p, nil
 }
 
 // millis converts an optional millisecond parameter.
@@ -132,7 +88,7 @@ type terminalOpenResult struct {
 }
 
 func (h *Handlers) terminalOpen(ctx context.Context, p *terminalOpenParams) (*terminalOpenResult, error) {
-	ts, err := h.terminals()
+	s, err := h.session()
 	if err != nil {
 		return nil, err
 	}
@@ -152,15 +108,10 @@ func (h *Handlers) terminalOpen(ctx context.Context, p *terminalOpenParams) (*te
 	if p.Rows < 0 || p.Rows > 65535 {
 		return nil, rpc.InvalidParams("rows", "an integer between 1 and 65535")
 	}
-	cwd, err := ts.dir(p.Cwd)
+	in, err := s.OpenTerminal(ctx, session.TerminalOpen{Cwd: p.Cwd, Shell: p.Shell, Name: p.Name, Env: p.Env, Cols: p.Cols, Rows: p.Rows})
 	if err != nil {
 		return nil, err
 	}
-	s, err := ts.pool.Open(ctx, shellint.OpenOptions{Cwd: cwd, Shell: p.Shell, Name: p.Name, Env: p.Env, Cols: p.Cols, Rows: p.Rows})
-	if err != nil {
-		return nil, err
-	}
-	in := s.Info()
 	return &terminalOpenResult{TerminalID: in.ID, Name: in.Name, Shell: in.Shell, PID: in.PID, Mode: string(in.Mode), Cwd: in.Cwd}, nil
 }
 
@@ -194,7 +145,7 @@ type terminalResult struct {
 }
 
 func (h *Handlers) terminalRun(ctx context.Context, p *terminalRunParams) (*terminalResult, error) {
-	ts, err := h.terminals()
+	s, err := h.session()
 	if err != nil {
 		return nil, err
 	}
@@ -209,25 +160,14 @@ func (h *Handlers) terminalRun(ctx context.Context, p *terminalRunParams) (*term
 	if err != nil {
 		return nil, err
 	}
-	cwd, err := ts.dir(p.Cwd)
+	// Cancelled while waiting, the command goes on, and the session keeps
+	// the output this call took for terminal/output.
+	r, err := s.RunCommand(ctx, session.Run{TerminalID: p.TerminalID, Command: p.Command, Cwd: p.Cwd,
+		Timeout: timeout, NoOutputTimeout: noOutput})
 	if err != nil {
 		return nil, err
 	}
-	r, err := ts.pool.Run(ctx, shellint.RunRequest{
-		TerminalID: p.TerminalID,
-		Command:    p.Command,
-		Open:       shellint.OpenOptions{Cwd: cwd},
-		Options:    shellint.RunOptions{Timeout: timeout, NoOutputTimeout: noOutput},
-	})
-	if err != nil {
-		if r != nil {
-			// Cancelled while waiting: the command goes on, and the
-			// output this call took is kept for terminal/output.
-			ts.keepUnread(r)
-		}
-		return nil, err
-	}
-	return ts.result(r), nil
+	return resultOf(r), nil
 }
 
 type terminalOutputParams struct {
@@ -237,7 +177,7 @@ type terminalOutputParams struct {
 }
 
 func (h *Handlers) terminalOutput(ctx context.Context, p *terminalOutputParams) (*terminalResult, error) {
-	ts, s, err := h.terminal(p.TerminalID)
+	s, err := h.terminalSession(p.TerminalID)
 	if err != nil {
 		return nil, err
 	}
@@ -248,50 +188,15 @@ func (h *Handlers) terminalOutput(ctx context.Context, p *terminalOutputParams) 
 	if p.Seq < 0 {
 		return nil, rpc.InvalidParams("seq", "a positive integer (a seq from terminal/run), or 0 for the current or last command")
 	}
-	// Yield returns after wait even while output continues; a finished
-	// command returns at once. With no wait the poll answers immediately.
-	r, err := s.Output(ctx, p.Seq, shellint.RunOptions{Yield: max(wait, time.Nanosecond)})
+	r, err := s.CommandOutput(ctx, p.TerminalID, p.Seq, wait)
 	if err != nil {
-		if r != nil {
-			ts.keepUnread(r)
-		}
 		return nil, err
 	}
-	return ts.result(r), nil
+	return resultOf(r), nil
 }
 
-// keepUnread stores the output a cancelled call took from a command.
-func (ts *termState) keepUnread(r *shellint.Result) {
-	if r.Output == "" && r.TruncatedBytes == 0 {
-		return
-	}
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	k := commandKey{r.TerminalID, r.Seq}
-	if prev := ts.unread[k]; prev != nil {
-		r.Output = prev.Output + r.Output
-		r.TruncatedBytes += prev.TruncatedBytes
-	}
-	ts.unread[k] = r
-	// A terminal remembers its last few commands only; so do we.
-	for old := range ts.unread {
-		if old.terminalID == r.TerminalID && old.seq < r.Seq-16 {
-			delete(ts.unread, old)
-		}
-	}
-}
-
-// result turns a shellint Result into the wire shape, prepending output a
-// cancelled call left behind for the same command.
-func (ts *termState) result(r *shellint.Result) *terminalResult {
-	ts.mu.Lock()
-	k := commandKey{r.TerminalID, r.Seq}
-	if prev := ts.unread[k]; prev != nil {
-		r.Output = prev.Output + r.Output
-		r.TruncatedBytes += prev.TruncatedBytes
-		delete(ts.unread, k)
-	}
-	ts.mu.Unlock()
+// resultOf is a command's result in the wire shape.
+func resultOf(r *session.CommandResult) *terminalResult {
 	return &terminalResult{
 		TerminalID:     r.TerminalID,
 		Seq:            r.Seq,
@@ -310,20 +215,12 @@ func (ts *termState) result(r *shellint.Result) *terminalResult {
 	}
 }
 
-// terminal finds a terminal by id.
-func (h *Handlers) terminal(id string) (*termState, *shellint.Terminal, error) {
+// terminalSession checks a terminal id param and returns the session.
+func (h *Handlers) terminalSession(id string) (*session.Session, error) {
 	if err := requireID(id); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	ts, err := h.terminals()
-	if err != nil {
-		return nil, nil, err
-	}
-	s, err := ts.pool.Get(id)
-	if err != nil {
-		return nil, nil, err
-	}
-	return ts, s, nil
+	return h.session()
 }
 
 // ---- input, interrupt, kill, close, resize, list ----
@@ -339,7 +236,7 @@ type terminalSendInputParams struct {
 }
 
 func (h *Handlers) terminalSendInput(ctx context.Context, p *terminalSendInputParams) (*terminalInfo, error) {
-	_, s, err := h.terminal(p.TerminalID)
+	s, err := h.terminalSession(p.TerminalID)
 	if err != nil {
 		return nil, err
 	}
@@ -353,61 +250,43 @@ func (h *Handlers) terminalSendInput(ctx context.Context, p *terminalSendInputPa
 	if data == "" {
 		return nil, rpc.InvalidParams("data", "a non-empty string, or appendNewline true")
 	}
-	if err := s.SendInput(ctx, []byte(data)); err != nil {
+	in, err := s.SendInput(ctx, p.TerminalID, []byte(data))
+	if err != nil {
 		return nil, err
 	}
-	return infoOf(s.Info()), nil
+	return infoOf(in), nil
 }
 
 func (h *Handlers) terminalInterrupt(ctx context.Context, p *terminalIDParams) (*terminalResult, error) {
-	ts, s, err := h.terminal(p.TerminalID)
+	s, err := h.terminalSession(p.TerminalID)
 	if err != nil {
 		return nil, err
 	}
-	r, err := s.Interrupt(ctx)
+	r, err := s.InterruptTerminal(ctx, p.TerminalID)
 	if err != nil {
-		if r != nil {
-			ts.keepUnread(r)
-		}
 		return nil, err
 	}
-	return ts.result(r), nil
+	return resultOf(r), nil
 }
 
 func (h *Handlers) terminalKill(ctx context.Context, p *terminalIDParams) (*terminalResult, error) {
-	ts, s, err := h.terminal(p.TerminalID)
+	s, err := h.terminalSession(p.TerminalID)
 	if err != nil {
 		return nil, err
 	}
-	r, err := s.Kill(ctx)
+	r, err := s.KillTerminal(ctx, p.TerminalID)
 	if err != nil {
-		if r != nil {
-			ts.keepUnread(r)
-		}
 		return nil, err
 	}
-	return ts.result(r), nil
+	return resultOf(r), nil
 }
 
 func (h *Handlers) terminalClose(ctx context.Context, p *terminalIDParams) (any, error) {
-	if err := requireID(p.TerminalID); err != nil {
-		return nil, err
-	}
-	ts, err := h.terminals()
+	s, err := h.terminalSession(p.TerminalID)
 	if err != nil {
 		return nil, err
 	}
-	if err := ts.pool.CloseTerminal(p.TerminalID); err != nil {
-		return nil, err
-	}
-	ts.mu.Lock()
-	for k := range ts.unread {
-		if k.terminalID == p.TerminalID {
-			delete(ts.unread, k)
-		}
-	}
-	ts.mu.Unlock()
-	return nil, nil
+	return nil, s.CloseTerminal(p.TerminalID)
 }
 
 type terminalResizeParams struct {
@@ -417,7 +296,7 @@ type terminalResizeParams struct {
 }
 
 func (h *Handlers) terminalResize(ctx context.Context, p *terminalResizeParams) (any, error) {
-	_, s, err := h.terminal(p.TerminalID)
+	s, err := h.terminalSession(p.TerminalID)
 	if err != nil {
 		return nil, err
 	}
@@ -427,7 +306,7 @@ func (h *Handlers) terminalResize(ctx context.Context, p *terminalResizeParams) 
 	if p.Rows < 1 || p.Rows > 65535 {
 		return nil, rpc.InvalidParams("rows", "an integer between 1 and 65535")
 	}
-	return nil, s.Resize(p.Cols, p.Rows)
+	return nil, s.ResizeTerminal(p.TerminalID, p.Cols, p.Rows)
 }
 
 // terminalInfo is one terminal in terminal/list.
@@ -446,7 +325,7 @@ type terminalInfo struct {
 	Rows       int    `json:"rows"`
 }
 
-func infoOf(in shellint.Info) *terminalInfo {
+func infoOf(in session.TerminalInfo) *terminalInfo {
 	return &terminalInfo{
 		TerminalID: in.ID, Name: in.Name, State: string(in.State), Cwd: in.Cwd,
 		Command: in.Command, Seq: in.Seq, PID: in.PID, Shell: in.Shell, Mode: string(in.Mode),
@@ -455,12 +334,12 @@ func infoOf(in shellint.Info) *terminalInfo {
 }
 
 func (h *Handlers) terminalList(ctx context.Context, _ *noParams) ([]*terminalInfo, error) {
-	ts, err := h.terminals()
+	s, err := h.session()
 	if err != nil {
 		return nil, err
 	}
 	out := []*terminalInfo{}
-	for _, in := range ts.pool.List() {
+	for _, in := range s.Terminals() {
 		out = append(out, infoOf(in))
 	}
 	return out, nil
@@ -487,11 +366,11 @@ type didChangeStateParams struct {
 	Mode       string `json:"mode,omitempty"`
 }
 
-// streamEvent sends one terminal event as a notification. shellint calls
-// it on a goroutine of the terminal's own, in order, so a slow client
-// delays only this terminal's notifications (and past shellint's buffer
+// streamEvent sends one terminal event as a notification. The session
+// calls it on a goroutine of the terminal's own, in order, so a slow client
+// delays only this terminal's notifications (and past the terminal's buffer
 // costs output, reported as lost), never the PTY reader.
-func (h *Handlers) streamEvent(ts *termState, ev shellint.Event) {
+func (h *Handlers) streamEvent(ts *termStreams, ev session.TerminalEvent) {
 	if ts.stopping.Load() {
 		return
 	}
@@ -502,7 +381,7 @@ func (h *Handlers) streamEvent(ts *termState, ev shellint.Event) {
 		st = &outputStream{}
 		ts.streams[ev.TerminalID] = st
 	}
-	if ev.State != nil && ev.State.State == shellint.StateDead {
+	if ev.State != nil && ev.State.State == session.TerminalDead {
 		delete(ts.streams, ev.TerminalID)
 	}
 	ts.mu.Unlock()
@@ -514,7 +393,7 @@ func (h *Handlers) streamEvent(ts *termState, ev shellint.Event) {
 		}
 		h.notify(ctx, "terminal/did_output", &didOutputParams{TerminalID: ev.TerminalID, Data: data, Offset: off, Lost: lost})
 	case ev.State != nil:
-		if ev.State.State == shellint.StateDead {
+		if ev.State.State == session.TerminalDead {
 			if off, data, ok := st.flush(); ok {
 				h.notify(ctx, "terminal/did_output", &didOutputParams{TerminalID: ev.TerminalID, Data: data, Offset: off})
 			}
@@ -544,7 +423,7 @@ type outputStream struct {
 
 // next returns the text of an output event, the raw offset of its first
 // byte, and the bytes lost right before it.
-func (st *outputStream) next(o *shellint.OutputEvent) (offset int64, data string, lost int64) {
+func (st *outputStream) next(o *session.TerminalOutput) (offset int64, data string, lost int64) {
 	buf, offset, lost := o.Data, o.Offset, o.Lost
 	if len(st.carry) > 0 {
 		if lost > 0 {

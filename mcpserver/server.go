@@ -73,7 +73,7 @@ func New(sess *session.Session, o Options) *Server {
 			Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 			SupportedProtocolVersions: ProtocolVersions,
 		})
-	for _, d := range ohtools.Definitions(sess.Roots().First()) {
+	for _, d := range ohtools.Definitions(sess.Roots()[0]) {
 		destructive, openWorld := d.Annotations.DestructiveHint, d.Annotations.OpenWorldHint
 		s.mcp.AddTool(&mcp.Tool{
 			Name:        d.Name,

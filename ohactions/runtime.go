@@ -8,8 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"os/user"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -24,10 +22,6 @@ import (
 // nothing new for this long returns with exit code -1 and keeps running.
 const DefaultNoChangeTimeout = 10 * time.Second
 
-// NoChangeTimeoutEnv overrides the soft timeout in whole seconds, as it
-// does for OpenHands' action_execution_server.
-const NoChangeTimeoutEnv = "NO_CHANGE_TIMEOUT_SECONDS"
-
 // Options configure a Runtime.
 type Options struct {
 	// FS is the workspace the file actions act on (required). Its first
@@ -36,7 +30,8 @@ type Options struct {
 	// Editor runs OHEditor commands; nil makes one with
 	// RequireAbsolutePaths, as OpenHands requires.
 	Editor *editor.Editor
-	// NoChangeTimeout is the soft timeout; 0 means NoChangeTimeoutFromEnv().
+	// NoChangeTimeout is the soft timeout; 0 means NO_CHANGE_TIMEOUT_SECONDS
+	// or DefaultNoChangeTimeout (engine.NoChangeTimeout).
 	NoChangeTimeout time.Duration
 	// ShellMode forces a shellint mode for the agent shell: "" loads the
 	// user's ~/.bashrc as OpenHands' interactive tmux bash does;
@@ -52,17 +47,6 @@ type Options struct {
 	// agent's commands live. One-off static shells are not streamed.
 	OnShellEvent func(shellint.Event)
 	Logger       *slog.Logger
-}
-
-// NoChangeTimeoutFromEnv reads NO_CHANGE_TIMEOUT_SECONDS (an integer, like
-// OpenHands' int(os.environ.get(...))) and falls back to 10 s.
-func NoChangeTimeoutFromEnv() time.Duration {
-	if v := strings.TrimSpace(os.Getenv(NoChangeTimeoutEnv)); v != "" {
-		if n, err := strconv.Atoi(v); err == nil && n > 0 {
-			return time.Duration(n) * time.Second
-		}
-	}
-	return DefaultNoChangeTimeout
 }
 
 // Runtime executes OpenHands actions for one agent. Actions run one at a
@@ -110,7 +94,7 @@ func New(opts Options) (*Runtime, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	if opts.NoChangeTimeout <= 0 {
-		opts.NoChangeTimeout = NoChangeTimeoutFromEnv()
+		opts.NoChangeTimeout = engine.NoChangeTimeout(DefaultNoChangeTimeout)
 	}
 	ed := opts.Editor
 	if ed == nil {
@@ -145,28 +129,8 @@ func lookupIdentity(env map[string]string) identity {
 	if h, err := os.Hostname(); err == nil {
 		id.hostname, _, _ = strings.Cut(h, ".")
 	}
-	id.python = LookupPython(env)
+	id.python = engine.LookupPython(env)
 	return id
-}
-
-// LookupPython is what `command -v python` would print on the agent
-// shell's starting PATH (env's PATH, else the bridge's): OpenHands reports
-// it as the Python interpreter after every command. "" when there is none.
-func LookupPython(env map[string]string) string {
-	path := os.Getenv("PATH")
-	if p, ok := env["PATH"]; ok {
-		path = p
-	}
-	for _, dir := range filepath.SplitList(path) {
-		if dir == "" {
-			dir = "."
-		}
-		p := filepath.Join(dir, "python")
-		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
-			return p
-		}
-	}
-	return ""
 }
 
 // Execute runs one action (the JSON of an OpenHands action dict) and

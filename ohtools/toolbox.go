@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/oh-bridge/oh-bridge/editor"
 	"github.com/oh-bridge/oh-bridge/engine"
-	"github.com/oh-bridge/oh-bridge/ohactions"
 	"github.com/oh-bridge/oh-bridge/pytext"
 	"github.com/oh-bridge/oh-bridge/shellint"
 	"github.com/oh-bridge/oh-bridge/workspace"
@@ -82,10 +80,7 @@ func NewToolbox(o ToolboxOptions) (*Toolbox, error) {
 		o.TerminalName = "OpenHands agent"
 	}
 	if o.NoChangeTimeout <= 0 {
-		o.NoChangeTimeout = DefaultNoChangeTimeout
-		if os.Getenv(ohactions.NoChangeTimeoutEnv) != "" {
-			o.NoChangeTimeout = ohactions.NoChangeTimeoutFromEnv()
-		}
+		o.NoChangeTimeout = engine.NoChangeTimeout(DefaultNoChangeTimeout)
 	}
 	ed := o.Editor
 	if ed == nil {
@@ -95,7 +90,7 @@ func NewToolbox(o ToolboxOptions) (*Toolbox, error) {
 	a.term = &terminal{
 		noChange: o.NoChangeTimeout,
 		maxWait:  o.MaxWait,
-		python:   ohactions.LookupPython(o.Env),
+		python:   engine.LookupPython(o.Env),
 		id:       o.TerminalID,
 		shell: engine.New(engine.Options{
 			Dir:    o.FS.Roots().First(),

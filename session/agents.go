@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sort"
 	"sync/atomic"
@@ -41,12 +40,12 @@ type AgentOptions struct {
 
 // AgentInfo describes an agent for status reports.
 type AgentInfo struct {
-	ID         string `json:"id"`
-	Name       string `json:"name"`
-	TerminalID string `json:"terminalId"`
-	Calls      int64  `json:"calls"`
-	Rejected   int64  `json:"rejected"`
-	SinceMs    int64  `json:"sinceMs"`
+	ID         string
+	Name       string
+	TerminalID string
+	Calls      int64
+	Rejected   int64
+	Since      time.Duration // how long ago the agent started
 }
 
 // NewAgent gives an agent OpenHands V1's tools in this session.
@@ -54,7 +53,7 @@ func (s *Session) NewAgent(o AgentOptions) (*Agent, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return nil, errors.New("the session is closed")
+		return nil, errClosed
 	}
 	s.nextAgent++
 	id := fmt.Sprintf("agent-%d", s.nextAgent)
@@ -91,14 +90,14 @@ func (s *Session) Agents() []AgentInfo {
 		out = append(out, a.Info())
 	}
 	s.mu.Unlock()
-	sort.Slice(out, func(i, j int) bool { return out[i].SinceMs > out[j].SinceMs })
+	sort.Slice(out, func(i, j int) bool { return out[i].Since > out[j].Since })
 	return out
 }
 
 // Info describes the agent.
 func (a *Agent) Info() AgentInfo {
 	return AgentInfo{ID: a.id, Name: a.name, TerminalID: a.tools.TerminalID(), Calls: a.calls.Load(),
-		Rejected: a.rejected.Load(), SinceMs: time.Since(a.start).Milliseconds()}
+		Rejected: a.rejected.Load(), Since: time.Since(a.start)}
 }
 
 // Call runs one tool call, after asking the person when the session can

@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 )
 
-// PermissionRequest is an action put to the person before it runs, in
-// ACP's terms (session/request_permission).
+// PermissionRequest is an action put to the person before it runs. A face
+// puts it in its own shape (ACP's session/request_permission for the
+// editor and ACP clients).
 type PermissionRequest struct {
 	ToolCallID string
 	// Tool is the V1 tool an agent calls ("terminal"); empty for V0
@@ -22,24 +22,18 @@ type PermissionRequest struct {
 	Agent    string          // who asks: "OpenHands (V0 runtime)", an MCP client's name
 }
 
-// PermissionOption is one answer offered to the person.
-type PermissionOption struct {
-	OptionID string `json:"optionId"`
-	Name     string `json:"name"`
-	Kind     string `json:"kind"` // allow_once, allow_always, reject_once, reject_always
-}
-
-// PermissionOptions are offered for every action.
-var PermissionOptions = []PermissionOption{
-	{OptionID: "allow_once", Name: "Allow once", Kind: "allow_once"},
-	{OptionID: "allow_always", Name: "Allow always", Kind: "allow_always"},
-	{OptionID: "reject_once", Name: "Reject", Kind: "reject_once"},
-}
+// The answers the person can give. A face offers them in its own words
+// and shape; the session only reads the id back.
+const (
+	AllowOnce   = "allow_once"
+	AllowAlways = "allow_always"
+	RejectOnce  = "reject_once"
+)
 
 // PermissionOutcome is the person's answer: the option chosen, or none
 // (the prompt was dismissed or cancelled).
 type PermissionOutcome struct {
-	OptionID string // "" when cancelled
+	OptionID string // AllowOnce, AllowAlways, RejectOnce; "" when cancelled
 }
 
 // permissions remembers "allow always", per kind of action: after it,
@@ -67,7 +61,7 @@ func (s *Session) Permit(ctx context.Context, req PermissionRequest) (bool, erro
 	if err != nil {
 		return false, fmt.Errorf("could not ask the user for permission: %w", err)
 	}
-	if out.OptionID == "allow_always" {
+	if out.OptionID == AllowAlways {
 		s.perms.mu.Lock()
 		if s.perms.always == nil {
 			s.perms.always = map[string]bool{}
@@ -75,7 +69,7 @@ func (s *Session) Permit(ctx context.Context, req PermissionRequest) (bool, erro
 		s.perms.always[req.Kind] = true
 		s.perms.mu.Unlock()
 	}
-	return strings.HasPrefix(out.OptionID, "allow"), nil
+	return out.OptionID == AllowOnce || out.OptionID == AllowAlways, nil
 }
 
 // preApprovalTTL bounds how long an approval given for an action waits
@@ -137,32 +131,4 @@ func CallKey(tool string, args json.RawMessage) (key string, ok bool) {
 		return "", false
 	}
 	return tool + "\x00" + string(b), true
-}
-
-// Ask puts req to the person with ACP's session/request_permission through
-// call, a face's request to its client; toolCallID names the call as the
-// client shows it, and extra adds parameters (ACP's sessionId).
-func Ask(ctx context.Context, call func(ctx context.Context, method string, params, result any) error,
-	req PermissionRequest, toolCallID string, extra map[string]any) (PermissionOutcome, error) {
-	toolCall := map[string]any{"toolCallId": toolCallID, "title": req.Title, "kind": req.Kind, "status": "pending"}
-	if len(req.RawInput) > 0 {
-		toolCall["rawInput"] = req.RawInput
-	}
-	params := map[string]any{"toolCall": toolCall, "options": PermissionOptions}
-	for k, v := range extra {
-		params[k] = v
-	}
-	var res struct {
-		Outcome struct {
-			Outcome  string `json:"outcome"`
-			OptionID string `json:"optionId"`
-		} `json:"outcome"`
-	}
-	if err := call(ctx, "session/request_permission", params, &res); err != nil {
-		return PermissionOutcome{}, err
-	}
-	if res.Outcome.Outcome != "selected" {
-		return PermissionOutcome{}, nil
-	}
-	return PermissionOutcome{OptionID: res.Outcome.OptionID}, nil
 }

@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 
 	"github.com/oh-bridge/oh-bridge/editor"
-	"github.com/oh-bridge/oh-bridge/ohactions"
 	"github.com/oh-bridge/oh-bridge/shellint"
 	"github.com/oh-bridge/oh-bridge/workspace"
 )
@@ -50,10 +49,11 @@ type Session struct {
 	fs     *workspace.FS
 	editor *editor.Editor
 	pool   *shellint.Pool
-	oh     *ohactions.Runtime
+	v0     v0Actions
 	watch  *watching
 	perms  permissions
 	obs    observers
+	unread unreadOutput
 
 	callIDs atomic.Int64
 
@@ -94,36 +94,12 @@ func New(o Options) (*Session, error) {
 		Logger:   o.Logger,
 		OnEvent:  s.terminalEvent,
 	})
-	// The V0 runtime's shell is mirrored like the pool's, as terminal
-	// "oh-agent"; its editor shares the session's undo history.
-	s.oh, err = ohactions.New(ohactions.Options{
-		FS:           fs,
-		Editor:       s.editor.With(editor.Options{RequireAbsolutePaths: true}),
-		OnShellEvent: s.terminalEvent,
-		Logger:       o.Logger,
-	})
-	if err != nil {
-		return nil, err
-	}
 	s.watch = startWatching(s, o.OnFilesChanged)
 	return s, nil
 }
 
-// Roots are the workspace roots.
-func (s *Session) Roots() *workspace.Roots { return s.roots }
-
-// FS is the workspace, confined to the roots, with open buffers.
-func (s *Session) FS() *workspace.FS { return s.fs }
-
-// Editor is the str_replace editor with relative paths taken from the
-// first root; editors made from it with With share its undo history.
-func (s *Session) Editor() *editor.Editor { return s.editor }
-
-// Terminals is the pool of terminals the person and agents open by id.
-func (s *Session) Terminals() *shellint.Pool { return s.pool }
-
-// OpenHands is the V0 action runtime.
-func (s *Session) OpenHands() *ohactions.Runtime { return s.oh }
+// Roots are the workspace roots, first root first.
+func (s *Session) Roots() []string { return s.roots.List() }
 
 // Close ends everything the session runs: agents' terminals, the pool,
 // the V0 runtime and watching, in parallel, within ctx.
@@ -158,7 +134,7 @@ func (s *Session) Close(ctx context.Context) error {
 		run("an agent's terminal", func() error { a.Close(); return nil })
 	}
 	run("the terminals", s.pool.Close)
-	run("the OpenHands runtime", s.oh.Close)
+	run("the V0 actions' shells", s.v0.close)
 	run("file watching", func() error { s.watch.stop(ctx); return nil })
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
@@ -169,3 +145,17 @@ func (s *Session) Close(ctx context.Context) error {
 	}
 	return errors.Join(errs...)
 }
+
+// errClosed answers a call made after Close.
+var errClosed = &ClosedError{}
+
+// ClosedError reports a call made after the session closed (the editor
+// shut the bridge down).
+type ClosedError struct{}
+
+func (*ClosedError) Error() string {
+	return "the workspace session is closed; the bridge is shutting down"
+}
+
+// Kind returns "session_closed".
+func (*ClosedError) Kind() string { return "session_closed" }

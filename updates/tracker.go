@@ -12,7 +12,6 @@ import (
 
 	"github.com/oh-bridge/oh-bridge/ohtools"
 	"github.com/oh-bridge/oh-bridge/session"
-	"github.com/oh-bridge/oh-bridge/shellint"
 )
 
 // Options configure a Tracker.
@@ -419,7 +418,7 @@ func (t *Tracker) ended(c *call, ev session.CallEvent) {
 }
 
 // terminal takes a terminal's output: a running command's goes to its card.
-func (t *Tracker) terminal(ev shellint.Event) {
+func (t *Tracker) terminal(ev session.TerminalEvent) {
 	if ev.Output == nil || len(ev.Output.Data) == 0 {
 		return
 	}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/oh-bridge/oh-bridge/handlers"
 	"github.com/oh-bridge/oh-bridge/rpc"
+	"github.com/oh-bridge/oh-bridge/workspace"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -72,7 +73,7 @@ func serveMain(args []string) int {
 		return 2
 	}
 	defer closeLog()
-	if err := handlers.ValidateRoots(roots); err != nil {
+	if _, err := workspace.ChooseRoots(workspace.Candidates("--workspace", roots...)...); err != nil {
 		fmt.Fprintln(os.Stderr, "oh-bridge:", err)
 		return 2
 	}

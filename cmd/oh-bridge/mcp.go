@@ -15,6 +15,7 @@ import (
 	"github.com/oh-bridge/oh-bridge/handlers"
 	"github.com/oh-bridge/oh-bridge/mcpserver"
 	"github.com/oh-bridge/oh-bridge/session"
+	"github.com/oh-bridge/oh-bridge/workspace"
 )
 
 // mcpMain is `oh-bridge mcp`: OpenHands V1's tools over MCP on stdio, for
@@ -43,7 +44,7 @@ func mcpMain(args []string) int {
 		return 2
 	}
 	defer closeLog()
-	resolved, err := handlers.ResolveRoots(roots)
+	resolved, err := workspace.ChooseRoots(workspace.Candidates("--workspace", roots...)...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "oh-bridge mcp:", err)
 		return 2

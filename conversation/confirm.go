@@ -1,18 +1,19 @@
-package updates
+package conversation
 
 import (
 	"context"
 	"encoding/json"
 
+	"github.com/oh-bridge/oh-bridge/agentserver"
 	"github.com/oh-bridge/oh-bridge/ohtools"
 	"github.com/oh-bridge/oh-bridge/session"
 )
 
-// Confirm asks the person about an action an agent-server in confirmation
+// confirm asks the person about an action an agent-server in confirmation
 // mode waits to run (its ActionEvent). A call of the bridge's own tools is
 // described as the call will be, and once allowed here it does not ask
 // again when it arrives.
-func Confirm(ctx context.Context, sess *session.Session, event json.RawMessage) (bool, error) {
+func confirm(ctx context.Context, sess *session.Session, event json.RawMessage) (agentserver.Decision, error) {
 	var a struct {
 		ID         string `json:"id"`
 		ToolName   string `json:"tool_name"`
@@ -36,11 +37,14 @@ func Confirm(ctx context.Context, sess *session.Session, event json.RawMessage) 
 		req.Title, req.Kind, req.RawInput = a.ToolName, "think", event
 	}
 	allowed, err := sess.Permit(ctx, req)
-	if err != nil || !allowed {
-		return false, err
+	if err != nil {
+		return agentserver.Decision{}, err
+	}
+	if !allowed {
+		return agentserver.Decision{Reason: "User rejected the action."}, nil
 	}
 	if call != nil {
 		sess.PreApprove(a.ToolName, a.Action.Data)
 	}
-	return true, nil
+	return agentserver.Decision{Accept: true}, nil
 }

@@ -1,0 +1,193 @@
+// Package conversation links one conversation on an OpenHands agent-server
+// to a workspace session, for every face that shows one: the VS Code view
+// (package handlers) and ACP clients (package acp).
+//
+// A Link is the agent-server connection (package agentserver) plus what
+// both faces need around it, built once here:
+//   - the MCP endpoint through which the conversation's agent reaches the
+//     session's tools, handed in by the face and closed with the link when
+//     the face says so;
+//   - the tracker (package updates) that turns the conversation's events and
+//     the session's own tool calls into ACP session updates;
+//   - confirmation: an action the agent waits to run is put to the person
+//     through the session, and a call of the bridge's own tools allowed
+//     there is not asked about again when it arrives;
+//   - permission matching: a question about a tool call names the call the
+//     way the conversation already shows it (ToolCallID).
+//
+// It knows no face's wire format: updates, events and status go out
+// through Options' functions.
+package conversation
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/oh-bridge/oh-bridge/agentserver"
+	"github.com/oh-bridge/oh-bridge/session"
+	"github.com/oh-bridge/oh-bridge/updates"
+)
+
+// Endpoint is an MCP endpoint serving the session's tools.
+type Endpoint struct {
+	URL, Token string
+	// Close, when set, is called when the link closes: an endpoint made
+	// for this link alone. A shared one (the editor's mcp/start) has none.
+	Close func(context.Context) error
+}
+
+// Options configure Open.
+type Options struct {
+	Session *session.Session
+	// Where the agent-server is and how to reach it.
+	ServerURL     string
+	SessionAPIKey string
+	Header        http.Header
+	// ConversationID attaches to an existing conversation; without it a
+	// new one is created, with Task as its first message, an agent with
+	// LLM (and Agent's fields set), ConfirmationPolicy, working in
+	// WorkingDir.
+	ConversationID     string
+	Task               string
+	LLM, Agent         json.RawMessage
+	ConfirmationPolicy string
+	WorkingDir         string
+	// ExtraMCP are the client's own MCP servers for a new agent, in the
+	// SDK's mcp_config form.
+	ExtraMCP map[string]any
+	// MCP starts (or finds) the endpoint of the session's tools; it is
+	// called once, when a new conversation's agent needs it.
+	MCP func(ctx context.Context) (Endpoint, error)
+	// OnUpdate receives the conversation as the person sees it, in order.
+	OnUpdate func(updates.Update)
+	// OnEvent receives every agent-server event once, in order, before the
+	// tracker reads it; OnStatus every status change.
+	OnEvent  func(json.RawMessage)
+	OnStatus func(agentserver.Status)
+	Logger   *slog.Logger
+}
+
+// Link is one conversation followed into a session.
+type Link struct {
+	conv    *agentserver.Conversation
+	tracker *updates.Tracker
+	stopObs func()
+
+	mu       sync.Mutex
+	endpoint *Endpoint
+}
+
+// Open connects to the agent-server, attaches to or creates the
+// conversation, and follows it until Close.
+func Open(ctx context.Context, o Options) (*Link, error) {
+	emit := o.OnUpdate
+	if emit == nil {
+		emit = func(updates.Update) {}
+	}
+	l := &Link{tracker: updates.New(updates.Options{Emit: emit})}
+	l.stopObs = o.Session.Observe(l.tracker.Observer())
+	conv, err := agentserver.Connect(ctx, agentserver.Options{
+		ServerURL:          o.ServerURL,
+		SessionAPIKey:      o.SessionAPIKey,
+		Header:             o.Header,
+		ConversationID:     o.ConversationID,
+		Task:               o.Task,
+		LLM:                o.LLM,
+		Agent:              o.Agent,
+		ConfirmationPolicy: o.ConfirmationPolicy,
+		WorkingDir:         o.WorkingDir,
+		ExtraMCP:           o.ExtraMCP,
+		MCP: func(ctx context.Context) (agentserver.MCPServer, error) {
+			if o.MCP == nil {
+				return agentserver.MCPServer{}, errNoMCP
+			}
+			ep, err := o.MCP(ctx)
+			if err != nil {
+				return agentserver.MCPServer{}, err
+			}
+			l.mu.Lock()
+			l.endpoint = &ep
+			l.mu.Unlock()
+			return agentserver.MCPServer{URL: ep.URL, Token: ep.Token}, nil
+		},
+		Confirm: func(ctx context.Context, event json.RawMessage) (agentserver.Decision, error) {
+			return confirm(ctx, o.Session, event)
+		},
+		OnEvent: func(ev json.RawMessage) {
+			if o.OnEvent != nil {
+				o.OnEvent(ev)
+			}
+			l.tracker.Event(ev)
+		},
+		OnStatus: o.OnStatus,
+		Logger:   o.Logger,
+	})
+	if err != nil {
+		l.Close(context.Background())
+		return nil, err
+	}
+	l.conv = conv
+	return l, nil
+}
+
+// ToolCallID names a call the person is asked about as the conversation
+// shows it, waiting up to wait for the agent-server to report it; the
+// request's own id when it does not.
+func (l *Link) ToolCallID(ctx context.Context, req session.PermissionRequest, wait time.Duration) string {
+	return l.tracker.AwaitToolCallID(ctx, req, wait)
+}
+
+// ConversationID is the conversation's id on the agent-server.
+func (l *Link) ConversationID() string { return l.conv.ConversationID() }
+
+// Status is the connection's status.
+func (l *Link) Status() agentserver.Status { return l.conv.Status() }
+
+// SendMessage sends the person's message to the agent.
+func (l *Link) SendMessage(ctx context.Context, text string) error {
+	return l.conv.SendMessage(ctx, text)
+}
+
+// Pause, Resume and Interrupt steer the agent.
+func (l *Link) Pause(ctx context.Context) error { return l.conv.Pause(ctx) }
+
+// Resume lets a paused agent go on.
+func (l *Link) Resume(ctx context.Context) error { return l.conv.Resume(ctx) }
+
+// Interrupt stops the agent's step.
+func (l *Link) Interrupt(ctx context.Context) error { return l.conv.Interrupt(ctx) }
+
+// CaughtUp waits until the events the conversation had when the link
+// opened have been delivered (a replayed history).
+func (l *Link) CaughtUp(ctx context.Context) error { return l.conv.CaughtUp(ctx) }
+
+// Close stops following the conversation (it goes on on the server) and
+// closes an endpoint made for the link alone.
+func (l *Link) Close(ctx context.Context) {
+	if l.conv != nil {
+		l.conv.Close()
+	}
+	l.stopObs()
+	l.mu.Lock()
+	ep := l.endpoint
+	l.endpoint = nil
+	l.mu.Unlock()
+	if ep != nil && ep.Close != nil {
+		ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		defer cancel()
+		ep.Close(ctx)
+	}
+}
+
+var errNoMCP = &noMCPError{}
+
+type noMCPError struct{}
+
+func (*noMCPError) Error() string {
+	return "this build cannot serve tools over MCP, so an agent-server's agent has no tools to work with"
+}
+func (*noMCPError) Kind() string { return "mcp_unavailable" }
