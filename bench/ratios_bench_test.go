@@ -209,7 +209,7 @@ func (p rawPeer) do(b *testing.B, c rawCall) []byte {
 // The bridge is driven as the bare PTY is: a request written, its answer
 // read on the same goroutine (rawPeer), so neither side pays for a client
 // library's goroutines. Three layers in between are timed too: the same
-// shell integration in this process (shellint.Session.Run, no JSON-RPC);
+// shell integration in this process (shellint.Terminal.Run, no JSON-RPC);
 // bridge/info, the JSON-RPC floor of any call; and terminal/run through
 // the Go test client (rpctest), whose reader goroutine hands each answer
 // to the caller.

@@ -34,7 +34,7 @@ type AgentOptions struct {
 	Name string
 	// NoChangeTimeout is the terminal's soft timeout (0: OpenHands' 30 s).
 	NoChangeTimeout time.Duration
-	// MaxWait bounds one terminal call's wait (see ohtools.AgentOptions).
+	// MaxWait bounds one terminal call's wait (see ohtools.ToolboxOptions).
 	MaxWait time.Duration
 }
 
@@ -102,7 +102,7 @@ func (a *Agent) Info() AgentInfo {
 
 // Call runs one tool call, after asking the person when the session can
 // ask and the call changes or reads the workspace. A refused call answers
-// OpenHands' rejection text; see ohtools.Agent.Call for the rest.
+// OpenHands' rejection text; see ohtools.Toolbox.Run for the rest.
 func (a *Agent) Call(ctx context.Context, tool string, args json.RawMessage, progress func(ohtools.Progress)) (*ohtools.Observation, error) {
 	call, err := ohtools.Parse(tool, args)
 	if err != nil {
