@@ -1,0 +1,168 @@
+package main
+
+import (
+	"fmt"
+	"go/ast"
+	"go/constant"
+	"go/token"
+	"go/types"
+	"sort"
+)
+
+// request is one entry of the method table.
+type request struct {
+	method         string
+	params, result types.Type
+}
+
+// notification is one entry of the notifications table.
+type notification struct {
+	method string
+	params types.Type
+}
+
+// readMethods reads the method table: the one map literal that
+// (*Handlers).Methods returns. Each entry's Handle is handle(fn), and fn's
+// type is func(context.Context, *P) (R, error).
+func readMethods(l *loader, p *pkg) ([]request, error) {
+	var lits []*ast.CompositeLit
+	for _, f := range p.files {
+		for _, d := range f.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || fn.Name.Name != "Methods" || fn.Recv == nil || fn.Body == nil {
+				continue
+			}
+			ast.Inspect(fn.Body, func(n ast.Node) bool {
+				ret, ok := n.(*ast.ReturnStmt)
+				if !ok {
+					return true
+				}
+				for _, r := range ret.Results {
+					if lit, ok := r.(*ast.CompositeLit); ok && isMap(p.info.TypeOf(lit)) {
+						lits = append(lits, lit)
+					}
+				}
+				return true
+			})
+		}
+	}
+	if len(lits) != 1 {
+		return nil, fmt.Errorf("%s: want one map literal returned by Methods, found %d", p.types.Path(), len(lits))
+	}
+	var out []request
+	for _, e := range lits[0].Elts {
+		kv, ok := e.(*ast.KeyValueExpr)
+		if !ok {
+			return nil, fmt.Errorf("%s: a method table entry without a key", l.fset.Position(e.Pos()))
+		}
+		method, err := stringConst(l, p, kv.Key)
+		if err != nil {
+			return nil, err
+		}
+		fn, err := handlerOf(l, p, kv.Value)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", method, err)
+		}
+		sig, ok := p.info.TypeOf(fn).Underlying().(*types.Signature)
+		if !ok || sig.Params().Len() != 2 || sig.Results().Len() != 2 {
+			return nil, fmt.Errorf("%s: %s: the handler is not func(ctx, *P) (R, error)", method, l.fset.Position(fn.Pos()))
+		}
+		params, ok := sig.Params().At(1).Type().(*types.Pointer)
+		if !ok {
+			return nil, fmt.Errorf("%s: %s: the handler's params are not a pointer", method, l.fset.Position(fn.Pos()))
+		}
+		out = append(out, request{method: method, params: params.Elem(), result: sig.Results().At(0).Type()})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].method < out[j].method })
+	for i := 1; i < len(out); i++ {
+		if out[i].method == out[i-1].method {
+			return nil, fmt.Errorf("method %s is in the table twice", out[i].method)
+		}
+	}
+	return out, nil
+}
+
+// handlerOf finds fn in an entry {Handle: handle(fn), ...}.
+func handlerOf(l *loader, p *pkg, v ast.Expr) (ast.Expr, error) {
+	lit, ok := v.(*ast.CompositeLit)
+	if !ok {
+		return nil, fmt.Errorf("%s: the entry is not a composite literal", l.fset.Position(v.Pos()))
+	}
+	for _, e := range lit.Elts {
+		kv, ok := e.(*ast.KeyValueExpr)
+		if !ok {
+			continue
+		}
+		if id, ok := kv.Key.(*ast.Ident); !ok || id.Name != "Handle" {
+			continue
+		}
+		call, ok := kv.Value.(*ast.CallExpr)
+		if !ok || len(call.Args) != 1 {
+			return nil, fmt.Errorf("%s: Handle is not handle(fn)", l.fset.Position(kv.Value.Pos()))
+		}
+		return call.Args[0], nil
+	}
+	return nil, fmt.Errorf("%s: the entry has no Handle", l.fset.Position(v.Pos()))
+}
+
+// readNotifications reads `var notifications = map[string]any{method:
+// T{}, ...}`: each value's type is the notification's params.
+func readNotifications(l *loader, p *pkg) ([]notification, error) {
+	var lit *ast.CompositeLit
+	for _, f := range p.files {
+		for _, d := range f.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok || g.Tok != token.VAR {
+				continue
+			}
+			for _, s := range g.Specs {
+				vs := s.(*ast.ValueSpec)
+				for i, n := range vs.Names {
+					if n.Name != "notifications" || i >= len(vs.Values) {
+						continue
+					}
+					if c, ok := vs.Values[i].(*ast.CompositeLit); ok {
+						lit = c
+					}
+				}
+			}
+		}
+	}
+	if lit == nil {
+		return nil, fmt.Errorf("%s: no `var notifications = map[string]any{...}`", p.types.Path())
+	}
+	var out []notification
+	for _, e := range lit.Elts {
+		kv, ok := e.(*ast.KeyValueExpr)
+		if !ok {
+			return nil, fmt.Errorf("%s: a notifications entry without a key", l.fset.Position(e.Pos()))
+		}
+		method, err := stringConst(l, p, kv.Key)
+		if err != nil {
+			return nil, err
+		}
+		t := p.info.TypeOf(kv.Value)
+		if ptr, ok := t.(*types.Pointer); ok {
+			t = ptr.Elem()
+		}
+		out = append(out, notification{method: method, params: t})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].method < out[j].method })
+	return out, nil
+}
+
+func stringConst(l *loader, p *pkg, e ast.Expr) (string, error) {
+	tv := p.info.Types[e]
+	if tv.Value == nil || tv.Value.Kind() != constant.String {
+		return "", fmt.Errorf("%s: the key is not a constant string", l.fset.Position(e.Pos()))
+	}
+	return constant.StringVal(tv.Value), nil
+}
+
+func isMap(t types.Type) bool {
+	if t == nil {
+		return false
+	}
+	_, ok := t.Underlying().(*types.Map)
+	return ok
+}
