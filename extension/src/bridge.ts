@@ -1,12 +1,15 @@
 // The connection to the oh-bridge process: spawn it, speak JSON-RPC with
-// vscode-jsonrpc, initialize with the client capabilities, and route the
-// bridge's requests and notifications to an EditorHost. Nothing here uses
-// the vscode module, so the same client is tested against the real binary
-// in plain node.
+// vscode-jsonrpc, initialize with the client capabilities, answer the
+// bridge's requests through an EditorHost, and pass its notifications to
+// whoever listens for them. The methods and notifications, and their
+// params and results, are typed by protocol.gen.ts, which Go generates
+// from the bridge's own types. Nothing here uses the vscode module, so the
+// same client is tested against the real binary in plain node.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
 import * as rpc from 'vscode-jsonrpc/node';
 import type { PermissionOutcome, PermissionOption } from './permissions';
+import type { BridgeNotifications, BridgeRequests, InitializeResult } from './protocol.gen';
 
 /** LSP text edit with a UTF-16 range. */
 export interface TextEdit {
@@ -29,14 +32,13 @@ export interface PermissionRequest {
   agent?: string;
 }
 
-/** What the editor does for the bridge. */
+/** What the editor does when the bridge asks. */
 export interface EditorHost {
   applyEdit(params: ApplyWorkspaceEditParams): Promise<{ applied: boolean; failureReason?: string }>;
   requestPermission(params: PermissionRequest): Promise<{ outcome: PermissionOutcome }>;
   showMessage(type: number, message: string): void;
   log(message: string): void;
   progress(token: string | number, value: unknown): void;
-  notification(method: string, params: unknown): void;
 }
 
 export interface BridgeOptions {
@@ -51,26 +53,20 @@ export interface BridgeOptions {
   trace?: (line: string) => void;
 }
 
-/** The notifications the bridge sends that the host receives as is. */
-export const forwardedNotifications = [
-  'fs/did_change',
-  'terminal/did_output',
-  'terminal/did_change_state',
-  'openhands/did_change_status',
-  'openhands/did_receive_event',
-  'openhands/did_update_conversation',
-] as const;
+/** Listeners for each notification the bridge sends. */
+type Listeners = { [N in keyof BridgeNotifications]?: ((params: BridgeNotifications[N]) => void)[] };
 
 export class Bridge {
   private child: ChildProcess | undefined;
   private conn: rpc.MessageConnection | undefined;
   private exitListeners: ((code: number | null, signal: string | null) => void)[] = [];
+  private readonly listeners: Listeners = {};
   private stopping = false;
 
   constructor(private readonly opts: BridgeOptions) {}
 
   /** Starts the process and runs initialize/initialized. */
-  async start(): Promise<unknown> {
+  async start(): Promise<InitializeResult> {
     const child = spawn(this.opts.binary, ['--stdio', '--log-level', 'info', ...(this.opts.args ?? [])], {
       stdio: ['pipe', 'pipe', 'pipe'],
       env: { ...process.env, ...this.opts.env },
@@ -96,7 +92,7 @@ export class Bridge {
       await conn.trace(rpc.Trace.Verbose, { log: (message: string, data?: string) => trace(data === undefined ? message : `${message}\n${data}`) });
     }
     conn.listen();
-    const result = await conn.sendRequest('initialize', {
+    const result = await this.request('initialize', {
       processId: process.pid,
       clientInfo: { name: 'oh-bridge-vscode', version: '0.1.0' },
       workspaceFolders: this.opts.folders.map((f) => ({ uri: pathToFileURL(f).href, name: f })),
@@ -107,7 +103,7 @@ export class Bridge {
         permissions: { requestPermission: true },
       },
     });
-    await conn.sendNotification('initialized', {});
+    await this.notify('initialized', {});
     return result;
   }
 
@@ -118,26 +114,45 @@ export class Bridge {
     conn.onNotification('window/showMessage', (p: { type: number; message: string }) => host.showMessage(p.type, p.message));
     conn.onNotification('window/logMessage', (p: { message: string }) => host.log(p.message));
     conn.onNotification('$/progress', (p: { token: string | number; value: unknown }) => host.progress(p.token, p.value));
-    for (const method of forwardedNotifications) {
-      conn.onNotification(method, (p: unknown) => host.notification(method, p));
-    }
+    for (const method of this.listened) this.dispatch(conn, method);
+  }
+
+  /** The notifications someone listens for, in the order they were first asked for. */
+  private readonly listened: (keyof BridgeNotifications)[] = [];
+
+  /**
+   * Calls handler with each notification of this method the bridge sends,
+   * from now on (listen before start() to miss none). The params are as
+   * protocol.gen.ts says: the Go types they are generated from are what the
+   * bridge marshals.
+   */
+  onNotification<N extends keyof BridgeNotifications>(method: N, handler: (params: BridgeNotifications[N]) => void): void {
+    this.listeners[method] ??= [];
+    this.listeners[method]?.push(handler);
+    if (this.listened.includes(method)) return;
+    this.listened.push(method);
+    if (this.conn !== undefined) this.dispatch(this.conn, method);
+  }
+
+  /** Routes a notification to its listeners (vscode-jsonrpc keeps one handler a method). */
+  private dispatch<N extends keyof BridgeNotifications>(conn: rpc.MessageConnection, method: N): void {
+    conn.onNotification(method, (params: BridgeNotifications[N]) => {
+      for (const l of this.listeners[method] ?? []) l(params);
+    });
   }
 
   /** Sends a request to the bridge. */
-  request<R>(method: string, params?: unknown, token?: rpc.CancellationToken): Promise<R> {
+  request<M extends keyof BridgeRequests>(method: M, params: BridgeRequests[M]['params'], token?: rpc.CancellationToken): Promise<BridgeRequests[M]['result']> {
     if (this.conn === undefined) {
       return Promise.reject(new Error('the bridge is not running'));
     }
     // vscode-jsonrpc treats every extra argument as a positional param: an
     // undefined token would turn params into [params, undefined].
-    if (params === undefined) {
-      return token === undefined ? this.conn.sendRequest<R>(method) : this.conn.sendRequest<R>(method, token);
-    }
-    return token === undefined ? this.conn.sendRequest<R>(method, params) : this.conn.sendRequest<R>(method, params, token);
+    return token === undefined ? this.conn.sendRequest(method, params) : this.conn.sendRequest(method, params, token);
   }
 
-  /** Sends a notification to the bridge. */
-  async notify(method: string, params?: unknown): Promise<void> {
+  /** Sends a notification to the bridge: one of its methods that answers nothing (textDocument/didOpen, ...). */
+  async notify<M extends keyof BridgeRequests>(method: M, params: BridgeRequests[M]['params']): Promise<void> {
     await this.conn?.sendNotification(method, params);
   }
 
@@ -157,8 +172,9 @@ export class Bridge {
     if (child === undefined || child.exitCode !== null) return;
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     try {
-      await Promise.race([this.request('shutdown'), delay(timeoutMs)]);
-      await this.notify('exit');
+      // shutdown and exit are the connection's own, not in the method table.
+      await Promise.race([this.conn?.sendRequest('shutdown'), delay(timeoutMs)]);
+      await this.conn?.sendNotification('exit');
     } catch {
       // The connection may already be gone; the kill below still runs.
     }

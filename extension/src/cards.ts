@@ -5,8 +5,8 @@
 // vscode, no DOM.
 import { diffSummary, type DiffSummary } from './diff';
 import { codeBlock, escapeHtml as esc, renderMarkdown } from './markdown';
-import { Transcript, type Card, type ToolContent } from './transcript';
-import type { ConnectionStatus } from './status';
+import type { Status, ToolCallContent } from './protocol.gen';
+import { Transcript, type Card } from './transcript';
 
 /** The most of a command's output a card shows: its end. */
 export const outputLimit = 20_000;
@@ -39,13 +39,17 @@ function article(id: string, cls: string, who: string, body: string): string {
   return `<article id="${id}" class="card ${cls}" aria-label="${who}"><div class="who">${who}</div><div class="body">${body}</div></article>`;
 }
 
+// How a plan entry's status shows; another status shows as pending.
+const planMark: Record<string, string> = { pending: '○', in_progress: '◐', completed: '●' };
+const planWords: Record<string, string> = { pending: 'to do', in_progress: 'in progress', completed: 'done' };
+
 function plan(card: Extract<Card, { kind: 'plan' }>): string {
-  const mark = { pending: '○', in_progress: '◐', completed: '●' } as const;
-  const words = { pending: 'to do', in_progress: 'in progress', completed: 'done' } as const;
-  const items = card.entries.map((e) =>
-    `<li class="plan-${e.status}"><span class="mark" aria-hidden="true">${mark[e.status]}</span> ${esc(e.content)}` +
-    `<span class="visually-hidden"> (${words[e.status]}${e.priority === 'medium' ? '' : `, ${e.priority} priority`})</span>` +
-    `${e.priority === 'high' ? ' <span class="badge">high</span>' : ''}</li>`);
+  const items = card.entries.map((e) => {
+    const status = e.status in planMark ? e.status : 'pending';
+    return `<li class="plan-${status}"><span class="mark" aria-hidden="true">${planMark[status] ?? ''}</span> ${esc(e.content)}` +
+      `<span class="visually-hidden"> (${planWords[status] ?? ''}${e.priority === 'medium' || e.priority === '' ? '' : `, ${esc(e.priority)} priority`})</span>` +
+      `${e.priority === 'high' ? ' <span class="badge">high</span>' : ''}</li>`;
+  });
   const done = card.entries.filter((e) => e.status === 'completed').length;
   return `<article id="${card.id}" class="card plan" aria-label="Plan"><div class="who">Plan <span class="muted">${done}/${card.entries.length} done</span></div>` +
     `<ul class="plan-list">${items.join('')}</ul></article>`;
@@ -87,12 +91,12 @@ function kindLabel(kind: string): string {
   return ({ command: 'Command', edit: 'Edit', read: 'Read', think: 'Think', search: 'Search', delete: 'Delete', move: 'Move', fetch: 'Fetch' } as Record<string, string>)[kind] ?? 'Tool';
 }
 
-const texts = (content: readonly ToolContent[]): string =>
-  content.flatMap((c) => (c.type === 'content' && typeof c.content.text === 'string' ? [c.content.text] : [])).join('\n');
+const texts = (content: readonly ToolCallContent[]): string =>
+  content.flatMap((c) => (c.type === 'content' && c.content !== null ? [c.content.text] : [])).join('\n');
 
 function rawField(raw: unknown, key: string): string | undefined {
   if (raw === null || typeof raw !== 'object') return undefined;
-  const v = (raw as Record<string, unknown>)[key];
+  const v: unknown = Object.getOwnPropertyDescriptor(raw, key)?.value;
   return typeof v === 'string' ? v : undefined;
 }
 
@@ -117,7 +121,7 @@ function commandBody(card: ToolCard): string {
 function editBody(card: ToolCard): string {
   return card.content
     .map((c, i) => {
-      if (c.type !== 'diff') return c.type === 'content' && c.content.text ? `<pre class="output">${esc(clipOutput(c.content.text))}</pre>` : '';
+      if (c.type !== 'diff') return c.content !== null && c.content.text !== '' ? `<pre class="output">${esc(clipOutput(c.content.text))}</pre>` : '';
       const summary = diffSummary(c.oldText, c.newText);
       const created = c.oldText === null ? ' <span class="badge">new file</span>' : '';
       return `<div class="diff"><div class="diff-head"><span class="path" title="${esc(c.path)}">${esc(c.path)}</span>${created} ` +
@@ -180,7 +184,7 @@ export interface HeaderView {
 }
 
 /** The view's header for a connection status (and a remembered conversation). */
-export function headerView(conn: ConnectionStatus, remembered?: string): HeaderView {
+export function headerView(conn: Status, remembered?: string): HeaderView {
   const exec = conn.executionStatus;
   const base = { connected: false, canStop: false, canPause: false, canResume: false };
   const err = conn.error === undefined || conn.error === '' ? {} : { error: conn.error };
@@ -195,6 +199,9 @@ export function headerView(conn: ConnectionStatus, remembered?: string): HeaderV
       return { ...base, label: 'Not connected', tone: 'off', ...(remembered === undefined ? {} : { reopen: remembered }) };
     case 'connected':
       break;
+    default:
+      // A state this extension does not know yet.
+      return { ...base, label: conn.state, tone: 'off', ...err };
   }
   const words: Record<string, string> = {
     running: 'Agent working',

@@ -8,7 +8,8 @@ import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import { headerView, renderCard } from './cards';
 import { planRevert } from './diff';
-import type { ConnectionStatus } from './status';
+import type { Status, Update } from './protocol.gen';
+import { disconnected } from './status';
 import { Transcript, type PermissionOptionView } from './transcript';
 import type { FromWebview, SteerMethod, ToWebview } from './webview/protocol';
 
@@ -34,7 +35,7 @@ export interface InlineQuestion {
 export class ConversationView implements vscode.WebviewViewProvider, vscode.TextDocumentContentProvider {
   readonly transcript = new Transcript();
   private view: vscode.WebviewView | undefined;
-  private connection: ConnectionStatus = { state: 'disconnected' };
+  private connection: Status = disconnected;
   private remembered: string | undefined;
   private readonly answers = new Map<string, (kind: string) => void>();
   private readonly hidden = new vscode.EventEmitter<void>();
@@ -78,12 +79,12 @@ export class ConversationView implements vscode.WebviewViewProvider, vscode.Text
   // From the bridge ---------------------------------------------------------
 
   /** One openhands/did_update_conversation. */
-  update(conversationId: string, update: unknown): void {
+  update(conversationId: string, update: Update): void {
     this.changed(this.transcript.apply(conversationId, update));
   }
 
   /** The bridge's openhands/did_change_status, and the conversation to offer to reopen. */
-  status(conn: ConnectionStatus, remembered: string | undefined): void {
+  status(conn: Status, remembered: string | undefined): void {
     this.connection = conn;
     this.remembered = remembered;
     if (conn.state === 'connected' && this.transcript.follow(conn.conversationId)) this.changed(['*']);

@@ -1,11 +1,11 @@
-// One line (or a few) for each V1 conversation event, for the
-// "OpenHands Conversation" output channel: what the agent says and does,
-// and what the bridge answered. Commands and edits themselves show in the
-// agent's terminal and the buffers.
+// One line (or a few) for each event of the agent-server's conversation,
+// for the "OpenHands Conversation" output channel: what the agent says and
+// does, and what the bridge answered. Commands and edits themselves show
+// in the agent's terminal and the buffers.
 
 type Json = Record<string, unknown>;
 
-const obj = (v: unknown): Json => (v !== null && typeof v === 'object' ? (v as Json) : {});
+const obj = (v: unknown): Json => (v !== null && typeof v === 'object' ? Object.fromEntries(Object.entries(v)) : {});
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
 function texts(content: unknown): string {
@@ -19,7 +19,9 @@ function clip(s: string, lines: number): string {
 
 const indent = (s: string): string => s.split('\n').map((l) => `    ${l}`).join('\n');
 
-export function describeEvent(e: Json): string | undefined {
+/** The line for an event of openhands/did_receive_event, or undefined for one not worth a line. */
+export function describeEvent(event: unknown): string | undefined {
+  const e = obj(event);
   switch (e.kind) {
     case 'MessageEvent': {
       const who = e.source === 'user' ? 'You' : 'Agent';

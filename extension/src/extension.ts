@@ -11,17 +11,18 @@ import { allowOption, decide, outcomeFor, type PermissionMode, type PermissionOp
 import { RestartPolicy } from './restart';
 import { isAgentTerminal, snippets, terminalTitle, type Endpoint } from './mcp';
 import { chooseTerminal, type ReuseStrategy } from './reuse';
-import { statusView, type BridgeState, type ConnectionStatus } from './status';
+import { disconnected, statusView, type BridgeState } from './status';
 import { describeEvent } from './events';
 import { ConversationView } from './conversationView';
 import type { SteerMethod } from './webview/protocol';
+import type { BridgeRequests, ConnectParams, Status } from './protocol.gen';
 
 const secretKey = 'openhands.sessionApiKey';
 const llmSecretKey = 'openhands.llmApiKey';
-// The last V1 conversation of this workspace: {serverUrl, conversationId}.
+// The last conversation of this workspace: {serverUrl, conversationId}.
 const lastConversationKey = 'openhands.lastConversation';
 
-/** This workspace's last V1 conversation; open is false after Disconnect. */
+/** This workspace's last conversation; open is false after Disconnect. */
 interface RememberedConversation {
   serverUrl: string;
   conversationId: string;
@@ -50,14 +51,14 @@ class Controller implements EditorHost {
   private readonly progressBars = new Map<string | number, { report: (m: string) => void; done: () => void }>();
   private bridge: Bridge | undefined;
   private bridgeState: BridgeState = 'starting';
-  private connection: ConnectionStatus = { state: 'disconnected' };
+  private connection: Status = disconnected;
   private readonly view: ConversationView;
 
   constructor(private readonly context: vscode.ExtensionContext) {
     this.statusItem.command = 'openhands.quickPick';
     this.view = new ConversationView(context.extensionUri, {
       send: (text) => this.sendFromView(text),
-      steer: (method: SteerMethod) => this.steer(method),
+      steer: (method: SteerMethod) => this.steer(method, {}),
       reopen: () => this.connect(undefined, { attach: true, fromView: true }),
     });
     context.subscriptions.push(this.output, this.conversation, this.statusItem, this.view.register());
@@ -113,6 +114,7 @@ class Controller implements EditorHost {
     const args = config.get<string[]>('bridge.args', []);
     const bridge = new Bridge({ binary: found.path, folders, host: this, args, ...(trace === undefined ? {} : { trace }) });
     this.bridge = bridge;
+    this.listen(bridge);
     bridge.onExit((code, signal) => this.onBridgeExit(bridge, code, signal));
     bridge.start().then(
       () => {
@@ -210,58 +212,48 @@ class Controller implements EditorHost {
   }
 
   progress(token: string | number, value: unknown): void {
-    const v = value as { kind: string; title?: string; message?: string };
-    if (v.kind === 'begin') {
-      void vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: v.title ?? 'OpenHands' }, (p) =>
+    const v = value !== null && typeof value === 'object' ? value : {};
+    const field = (key: string): string | undefined => {
+      const f: unknown = Object.getOwnPropertyDescriptor(v, key)?.value;
+      return typeof f === 'string' ? f : undefined;
+    };
+    const kind = field('kind');
+    if (kind === 'begin') {
+      void vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: field('title') ?? 'OpenHands' }, (p) =>
         new Promise<void>((done) => this.progressBars.set(token, { report: (m) => p.report({ message: m }), done })),
       );
-    } else if (v.kind === 'report') {
-      this.progressBars.get(token)?.report(v.message ?? '');
+    } else if (kind === 'report') {
+      this.progressBars.get(token)?.report(field('message') ?? '');
     } else {
       this.progressBars.get(token)?.done();
       this.progressBars.delete(token);
     }
   }
 
-  notification(method: string, params: unknown): void {
-    switch (method) {
-      case 'openhands/did_change_status':
-        this.connection = params as ConnectionStatus;
-        this.render();
-        this.view.status(this.connection, this.remembered()?.conversationId);
-        // The view reads the latest status once the conversation is remembered.
-        void this.remember(this.connection).then(() => this.view.status(this.connection, this.remembered()?.conversationId));
-        return;
-      case 'openhands/did_update_conversation': {
-        const p = params as { conversationId?: string; update: unknown };
-        this.view.update(p.conversationId ?? '', p.update);
-        return;
+  // The bridge's notifications -------------------------------------------------
+
+  private listen(bridge: Bridge): void {
+    bridge.onNotification('openhands/did_change_status', (status) => {
+      this.connection = status;
+      this.render();
+      this.view.status(status, this.remembered()?.conversationId);
+      // The view reads the latest status once the conversation is remembered.
+      void this.remember(status).then(() => this.view.status(this.connection, this.remembered()?.conversationId));
+    });
+    bridge.onNotification('openhands/did_update_conversation', (p) => this.view.update(p.conversationId, p.update));
+    bridge.onNotification('openhands/did_receive_event', (p) => {
+      const line = describeEvent(p.event);
+      if (line !== undefined) this.conversation.appendLine(line);
+    });
+    bridge.onNotification('terminal/did_output', (p) => this.mirror(p.terminalId).write(p.data));
+    bridge.onNotification('terminal/did_change_state', (p) => {
+      // The first output can come before the first state change: a
+      // mirror made by then is renamed.
+      if (p.name !== undefined && p.name !== this.terminalNames.get(p.terminalId)) {
+        this.terminalNames.set(p.terminalId, p.name);
+        this.terminals.get(p.terminalId)?.rename(terminalTitle(p.terminalId, p.name));
       }
-      case 'openhands/did_receive_event': {
-        const line = describeEvent((params as { event: Record<string, unknown> }).event);
-        if (line !== undefined) this.conversation.appendLine(line);
-        return;
-      }
-      case 'terminal/did_output': {
-        const p = params as { terminalId: string; data: string };
-        this.mirror(p.terminalId).write(p.data);
-        return;
-      }
-      case 'terminal/did_change_state': {
-        // The first output can come before the first state change: a
-        // mirror made by then is renamed.
-        const p = params as { terminalId: string; name?: string };
-        if (p.name !== undefined && p.name !== this.terminalNames.get(p.terminalId)) {
-          this.terminalNames.set(p.terminalId, p.name);
-          this.terminals.get(p.terminalId)?.rename(terminalTitle(p.terminalId, p.name));
-        }
-        return;
-      }
-      default:
-        if (vscode.workspace.getConfiguration('openhands').get<boolean>('trace', false)) {
-          this.output.appendLine(`${method} ${JSON.stringify(params)}`);
-        }
-    }
+    });
   }
 
   // Documents ---------------------------------------------------------------
@@ -314,7 +306,7 @@ class Controller implements EditorHost {
     reg('openhands.disconnect', async () => {
       const last = this.remembered();
       if (last !== undefined) await this.context.workspaceState.update(lastConversationKey, { ...last, open: false });
-      return this.bridge?.request('openhands/disconnect');
+      return this.bridge?.request('openhands/disconnect', {});
     });
     reg('openhands.startConversation', async () => {
       const task = await vscode.window.showInputBox({ prompt: 'What should the OpenHands agent do?' });
@@ -341,9 +333,9 @@ class Controller implements EditorHost {
       const text = await vscode.window.showInputBox({ prompt: 'Message to the OpenHands agent' });
       if (text !== undefined && text.trim() !== '') await this.steer('openhands/send_message', { text });
     });
-    reg('openhands.pause', () => this.steer('openhands/pause'));
-    reg('openhands.resume', () => this.steer('openhands/resume'));
-    reg('openhands.interrupt', () => this.steer('openhands/interrupt'));
+    reg('openhands.pause', () => this.steer('openhands/pause', {}));
+    reg('openhands.resume', () => this.steer('openhands/resume', {}));
+    reg('openhands.interrupt', () => this.steer('openhands/interrupt', {}));
     reg('openhands.showConversation', () => this.conversation.show(true));
     reg('openhands.openConversationView', () => vscode.commands.executeCommand('openhands.conversation.focus'));
     reg('openhands.showBridgeLog', () => this.output.show());
@@ -375,9 +367,9 @@ class Controller implements EditorHost {
 
   /**
    * Connects on demand; failures show the bridge's plain-words error.
-   * With attach (and no task), a V1 connection goes back to this
-   * workspace's last conversation on the same server, if there is one.
-   * Resolves whether it connected.
+   * With attach (and no task), it goes back to this workspace's last
+   * conversation on the same server, if there is one. Resolves whether it
+   * connected.
    */
   private async connect(task?: string, opts: { attach?: boolean; fromView?: boolean } = {}): Promise<boolean> {
     const bridge = this.bridge;
@@ -387,22 +379,21 @@ class Controller implements EditorHost {
     }
     const config = vscode.workspace.getConfiguration('openhands');
     const serverUrl = config.get<string>('serverUrl', 'http://localhost:8000');
-    const protocol = config.get<string>('protocol', 'v1');
     const sessionApiKey = (await this.context.secrets.get(secretKey)) ?? '';
-    const params: Record<string, unknown> = { protocol, serverUrl, sessionApiKey, ...(task === undefined ? {} : { task }) };
+    const params: ConnectParams = { serverUrl, sessionApiKey, ...(task === undefined ? {} : { task }) };
     const last = this.remembered();
-    const attachTo = opts.attach === true && task === undefined && protocol === 'v1' && last?.serverUrl === serverUrl ? last.conversationId : undefined;
-    if (attachTo !== undefined) params['conversationId'] = attachTo;
+    const attachTo = opts.attach === true && task === undefined && last?.serverUrl === serverUrl ? last.conversationId : undefined;
+    if (attachTo !== undefined) params.conversationId = attachTo;
     const model = config.get<string>('llm.model', '');
-    if (protocol === 'v1' && model !== '') {
+    if (model !== '') {
       const apiKey = await this.context.secrets.get(llmSecretKey);
       const baseUrl = config.get<string>('llm.baseUrl', '');
-      params['llm'] = { model, ...(apiKey === undefined ? {} : { api_key: apiKey }), ...(baseUrl === '' ? {} : { base_url: baseUrl }) };
+      params.llm = { model, ...(apiKey === undefined ? {} : { api_key: apiKey }), ...(baseUrl === '' ? {} : { base_url: baseUrl }) };
     }
-    if (protocol === 'v1' && config.get<boolean>('confirmationMode', false)) params['confirmationPolicy'] = 'AlwaysConfirm';
+    if (config.get<boolean>('confirmationMode', false)) params.confirmationPolicy = 'AlwaysConfirm';
     try {
       await bridge.request('openhands/connect', params);
-      if (protocol === 'v1' && opts.fromView !== true) this.conversation.show(true);
+      if (opts.fromView !== true) this.conversation.show(true);
       return true;
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
@@ -418,13 +409,13 @@ class Controller implements EditorHost {
     }
   }
 
-  /** This workspace's last V1 conversation, to attach to again. */
+  /** This workspace's last conversation, to attach to again. */
   private remembered(): RememberedConversation | undefined {
     return this.context.workspaceState.get<RememberedConversation>(lastConversationKey);
   }
 
-  private async remember(conn: ConnectionStatus): Promise<void> {
-    if (conn.protocol !== 'v1' || conn.state !== 'connected' || conn.conversationId === undefined || conn.serverUrl === undefined) return;
+  private async remember(conn: Status): Promise<void> {
+    if (conn.state !== 'connected' || conn.conversationId === undefined || conn.conversationId === '' || conn.serverUrl === '') return;
     const last = this.remembered();
     if (last?.conversationId === conn.conversationId && last.serverUrl === conn.serverUrl && last.open === true) return;
     await this.context.workspaceState.update(lastConversationKey, { serverUrl: conn.serverUrl, conversationId: conn.conversationId, open: true });
@@ -440,7 +431,7 @@ class Controller implements EditorHost {
   }
 
   /** Sends the user's message, or pauses, resumes or interrupts the agent. Resolves whether it went. */
-  private async steer(method: string, params: Record<string, unknown> = {}, fromView = false): Promise<boolean> {
+  private async steer<M extends 'openhands/send_message' | SteerMethod>(method: M, params: BridgeRequests[M]['params'], fromView = false): Promise<boolean> {
     const bridge = this.bridge;
     if (bridge === undefined) {
       void vscode.window.showErrorMessage('The OpenHands bridge is not running. See "OpenHands: Show Bridge Log".');
@@ -469,7 +460,9 @@ class Controller implements EditorHost {
     }
     let ep: Endpoint;
     try {
-      ep = await bridge.request<Endpoint>('mcp/start', {});
+      const res = await bridge.request('mcp/start', {});
+      if (res.url === undefined || res.token === undefined) throw new Error('the bridge serves no MCP endpoint');
+      ep = { url: res.url, token: res.token };
     } catch (err) {
       void vscode.window.showErrorMessage(err instanceof Error ? err.message : String(err));
       return;
@@ -492,7 +485,7 @@ class Controller implements EditorHost {
   private async openAgentTerminal(): Promise<void> {
     const bridge = this.bridge;
     if (bridge === undefined) return;
-    const { terminalId } = await bridge.request<{ terminalId: string }>('terminal/open', { name: 'agent' });
+    const { terminalId } = await bridge.request('terminal/open', { name: 'agent' });
     this.mirror(terminalId);
   }
 

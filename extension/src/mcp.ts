@@ -1,11 +1,10 @@
 // What the user needs to point an agent at the bridge's MCP endpoint: the
 // configuration each agent reads, filled in with the endpoint's URL and
 // token, and how the agent terminals are named.
+import type { McpStatusResult } from './protocol.gen';
 
-export interface Endpoint {
-  url: string;
-  token: string;
-}
+/** Where mcp/start serves the tools: its URL and bearer token. */
+export type Endpoint = Required<Pick<McpStatusResult, 'url' | 'token'>>;
 
 export interface ConfigSnippet {
   /** What the user picks in the quick pick. */

@@ -1,24 +1,18 @@
 // The status bar text: the bridge process and the OpenHands connection in
 // one short line.
+import type { Status } from './protocol.gen';
+
 export type BridgeState = 'starting' | 'running' | 'restarting' | 'stopped' | 'missing';
 
-export interface ConnectionStatus {
-  state: 'disconnected' | 'connecting' | 'connected' | 'reconnecting' | 'failed';
-  protocol?: 'v1';
-  serverUrl?: string;
-  conversationId?: string;
-  runningActions?: number;
-  // The agent's own state, on an agent-server (V1).
-  executionStatus?: string;
-  error?: string;
-}
+/** The connection's status before the bridge reports one: no conversation. */
+export const disconnected: Status = { protocol: '', state: 'disconnected', serverUrl: '', events: 0, runningActions: 0 };
 
 export interface StatusView {
   text: string;
   tooltip: string;
 }
 
-export function statusView(bridge: BridgeState, conn: ConnectionStatus): StatusView {
+export function statusView(bridge: BridgeState, conn: Status): StatusView {
   switch (bridge) {
     case 'missing':
       return { text: '$(error) OpenHands: no bridge', tooltip: 'The oh-bridge binary was not found. Click for commands.' };
@@ -44,17 +38,20 @@ export function statusView(bridge: BridgeState, conn: ConnectionStatus): StatusV
     case 'connected': {
       const agent = agentView(conn.executionStatus, conversation);
       if (agent !== undefined) return { ...agent, tooltip: `${agent.tooltip} Conversation ${conn.conversationId ?? ''}.` };
-      const n = conn.runningActions ?? 0;
+      const n = conn.runningActions;
       if (n > 0) {
         return { text: `$(loading~spin) OpenHands: Running ${n} action${n === 1 ? '' : 's'}`, tooltip: `Conversation ${conversation}` };
       }
       return { text: `$(check) OpenHands: Connected (${conversation})`, tooltip: `Conversation ${conn.conversationId ?? ''}` };
     }
+    default:
+      // A state this extension does not know yet.
+      return { text: `$(question) OpenHands: ${conn.state}`, tooltip: `The connection is ${conn.state}. ${conn.error ?? ''}`.trim() };
   }
 }
 
-// agentView is the status of a V1 agent, when it says more than
-// "connected".
+// agentView is the status of the agent-server's agent, when it says more
+// than "connected".
 function agentView(status: string | undefined, conversation: string): StatusView | undefined {
   switch (status) {
     case 'running':

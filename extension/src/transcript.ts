@@ -3,29 +3,14 @@
 // thoughts, errors, tool calls, plans — plus the permission questions
 // asked inline. Replays of a conversation's events rebuild the same
 // cards; a new conversation id starts over. Pure: no vscode, no DOM.
-
-type Json = Record<string, unknown>;
-
-const obj = (v: unknown): Json => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
-const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
-
-/** ACP ToolCallContent, as the bridge sends it. */
-export type ToolContent =
-  | { type: 'content'; content: { type: string; text?: string } }
-  | { type: 'diff'; path: string; oldText: string | null; newText: string }
-  | { type: 'terminal'; terminalId: string };
-
-export interface Location {
-  path: string;
-  line?: number | null;
-}
+import type { Chunk, Location, Plan, PlanEntry, ToolCall, ToolCallContent, Update } from './protocol.gen';
 
 export type ToolStatus = 'pending' | 'in_progress' | 'completed' | 'failed';
 
-export interface PlanEntry {
-  content: string;
-  priority: 'high' | 'medium' | 'low';
-  status: 'pending' | 'in_progress' | 'completed';
+const statuses: readonly string[] = ['pending', 'in_progress', 'completed', 'failed'] satisfies ToolStatus[];
+
+function isToolStatus(s: string): s is ToolStatus {
+  return statuses.includes(s);
 }
 
 export interface PermissionOptionView {
@@ -48,7 +33,7 @@ export type Card =
       rawInput?: unknown;
       rawOutput?: unknown;
       locations: Location[];
-      content: ToolContent[];
+      content: ToolCallContent[];
     }
   | { id: string; kind: 'plan'; entries: PlanEntry[] }
   | {
@@ -62,53 +47,14 @@ export type Card =
       answer?: string;
     };
 
-/** The message id an update carries: ACP's messageId, else the bridge's _meta.ohBridge.messageId. */
-function messageIdOf(u: Json): string | undefined {
-  return str(u.messageId) ?? str(obj(obj(u._meta).ohBridge).messageId);
+/** The message id an update carries in the bridge's _meta.ohBridge.messageId. */
+function messageIdOf(u: Update): string | undefined {
+  const id = u._meta?.ohBridge.messageId;
+  return id === '' ? undefined : id;
 }
 
-function chunkText(u: Json): string {
-  const c = obj(u.content);
-  if (c.type === 'text') return str(c.text) ?? '';
-  if (c.type === 'resource_link') return str(c.uri) ?? '';
-  return typeof c.type === 'string' ? `[${c.type}]` : '';
-}
-
-function toolContent(v: unknown): ToolContent[] {
-  if (!Array.isArray(v)) return [];
-  const out: ToolContent[] = [];
-  for (const item of v) {
-    const c = obj(item);
-    if (c.type === 'content') out.push({ type: 'content', content: { type: str(obj(c.content).type) ?? 'text', ...textField(obj(c.content).text) } });
-    else if (c.type === 'diff' && typeof c.path === 'string' && typeof c.newText === 'string') {
-      out.push({ type: 'diff', path: c.path, oldText: typeof c.oldText === 'string' ? c.oldText : null, newText: c.newText });
-    } else if (c.type === 'terminal' && typeof c.terminalId === 'string') out.push({ type: 'terminal', terminalId: c.terminalId });
-  }
-  return out;
-}
-
-const textField = (t: unknown): { text?: string } => (typeof t === 'string' ? { text: t } : {});
-
-function locations(v: unknown): Location[] {
-  if (!Array.isArray(v)) return [];
-  return v.flatMap((l) => {
-    const o = obj(l);
-    return typeof o.path === 'string' ? [{ path: o.path, ...(typeof o.line === 'number' ? { line: o.line } : {}) }] : [];
-  });
-}
-
-const statuses: ReadonlySet<string> = new Set(['pending', 'in_progress', 'completed', 'failed']);
-
-function planEntries(v: unknown): PlanEntry[] {
-  if (!Array.isArray(v)) return [];
-  return v.map((e) => {
-    const o = obj(e);
-    return {
-      content: str(o.content) ?? '',
-      priority: o.priority === 'high' || o.priority === 'low' ? o.priority : 'medium',
-      status: o.status === 'in_progress' || o.status === 'completed' ? o.status : 'pending',
-    };
-  });
+function chunkText(u: Chunk): string {
+  return u.content.type === 'text' ? u.content.text : `[${u.content.type}]`;
 }
 
 /**
@@ -159,10 +105,9 @@ export class Transcript {
   }
 
   /** Applies one openhands/did_update_conversation notification. */
-  apply(conversationId: string, update: unknown): string[] {
+  apply(conversationId: string, u: Update): string[] {
     const reset = conversationId !== '' && conversationId !== this.conversation;
     if (reset) this.reset(conversationId);
-    const u = obj(update);
     // The bridge replays a conversation's events when it attaches again:
     // an update with an event's id that was seen already changes nothing.
     if (messageIdOf(u) !== undefined) {
@@ -174,12 +119,12 @@ export class Transcript {
     return reset ? ['*'] : changed;
   }
 
-  private reduce(u: Json): string[] {
+  private reduce(u: Update): string[] {
     switch (u.sessionUpdate) {
       case 'user_message_chunk':
         return this.chunk('user', u);
       case 'agent_message_chunk':
-        return this.chunk(obj(obj(u._meta).ohBridge).kind === 'error' ? 'error' : 'agent', u);
+        return this.chunk(u._meta?.ohBridge.kind === 'error' ? 'error' : 'agent', u);
       case 'agent_thought_chunk':
         return this.chunk('thought', u);
       case 'tool_call':
@@ -188,12 +133,10 @@ export class Transcript {
         return this.toolCall(u, false);
       case 'plan':
         return this.plan(u);
-      default:
-        return [];
     }
   }
 
-  private chunk(kind: 'user' | 'agent' | 'thought' | 'error', u: Json): string[] {
+  private chunk(kind: 'user' | 'agent' | 'thought' | 'error', u: Chunk): string[] {
     const text = chunkText(u);
     const messageId = messageIdOf(u);
     const last = this.cardList[this.cardList.length - 1];
@@ -206,46 +149,42 @@ export class Transcript {
     return [card.id];
   }
 
-  private toolCall(u: Json, create: boolean): string[] {
-    const toolCallId = str(u.toolCallId);
-    if (toolCallId === undefined) return [];
-    const known = this.tools.get(toolCallId);
+  private toolCall(u: ToolCall, create: boolean): string[] {
+    const known = this.tools.get(u.toolCallId);
     let card = known === undefined ? undefined : this.byId.get(known);
+    const tool = u._meta?.ohBridge.tool;
     if (card === undefined || card.kind !== 'tool') {
       // An update for a call never announced makes its card too.
-      const meta = obj(obj(u._meta).ohBridge);
       card = {
         id: this.newId(),
         kind: 'tool',
-        toolCallId,
-        title: str(u.title) ?? toolCallId,
-        toolKind: str(u.kind) ?? 'other',
+        toolCallId: u.toolCallId,
+        title: u.title ?? u.toolCallId,
+        toolKind: u.kind ?? 'other',
         status: 'pending',
-        ...(typeof meta.tool === 'string' ? { tool: meta.tool } : {}),
         locations: [],
         content: [],
       };
-      this.tools.set(toolCallId, card.id);
+      this.tools.set(u.toolCallId, card.id);
       this.push(card);
     } else if (create) {
       // A replayed tool_call: it starts the call over, its updates follow.
       card.content = [];
       delete card.rawOutput;
     }
-    if (typeof u.title === 'string') card.title = u.title;
-    if (typeof u.kind === 'string') card.toolKind = u.kind;
-    if (typeof u.status === 'string' && statuses.has(u.status)) card.status = u.status as ToolStatus;
-    if ('rawInput' in u && u.rawInput !== null) card.rawInput = u.rawInput;
-    if ('rawOutput' in u && u.rawOutput !== null) card.rawOutput = u.rawOutput;
-    if (Array.isArray(u.content)) card.content = toolContent(u.content);
-    if (Array.isArray(u.locations)) card.locations = locations(u.locations);
-    const tool = obj(obj(u._meta).ohBridge).tool;
-    if (typeof tool === 'string') card.tool = tool;
+    if (u.title !== undefined) card.title = u.title;
+    if (u.kind !== undefined) card.toolKind = u.kind;
+    if (u.status !== undefined && isToolStatus(u.status)) card.status = u.status;
+    if (u.rawInput !== undefined && u.rawInput !== null) card.rawInput = u.rawInput;
+    if (u.rawOutput !== undefined && u.rawOutput !== null) card.rawOutput = u.rawOutput;
+    if (u.content !== undefined) card.content = u.content;
+    if (u.locations !== undefined) card.locations = u.locations;
+    if (tool !== undefined && tool !== '') card.tool = tool;
     return [card.id];
   }
 
-  private plan(u: Json): string[] {
-    const entries = planEntries(u.entries);
+  private plan(u: Plan): string[] {
+    const entries = u.entries ?? [];
     const last = this.cardList[this.cardList.length - 1];
     if (last?.kind === 'plan') {
       last.entries = entries;
@@ -277,7 +216,8 @@ export class Transcript {
   static exitCode(card: Card): number | null | undefined {
     if (card.kind !== 'tool') return undefined;
     if (card.rawOutput !== undefined) {
-      const code = obj(card.rawOutput).exitCode;
+      const out = card.rawOutput;
+      const code = typeof out === 'object' && out !== null && 'exitCode' in out ? out.exitCode : undefined;
       return typeof code === 'number' ? code : null;
     }
     return card.status === 'completed' || card.status === 'failed' ? null : undefined;

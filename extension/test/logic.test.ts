@@ -5,10 +5,11 @@ import * as assert from 'node:assert/strict';
 import { bundledPath, findBridge, type BinaryLookup } from '../src/binary';
 import { RestartPolicy } from '../src/restart';
 import { allowOption, decide, outcomeFor, type PermissionOption } from '../src/permissions';
-import { statusView } from '../src/status';
+import { disconnected, statusView } from '../src/status';
 import { describeEvent } from '../src/events';
 import { chooseTerminal, type TerminalInfo } from '../src/reuse';
 import { isAgentTerminal, snippets, terminalTitle } from '../src/mcp';
+import type { Status } from '../src/protocol.gen';
 
 function lookup(over: Partial<BinaryLookup>, executables: string[]): BinaryLookup {
   return {
@@ -77,28 +78,30 @@ void test('permission modes', () => {
 });
 
 void test('status bar text follows the bridge and the connection', () => {
-  assert.match(statusView('missing', { state: 'disconnected' }).text, /no bridge/);
-  assert.match(statusView('running', { state: 'disconnected' }).text, /Disconnected/);
-  assert.match(statusView('running', { state: 'connecting' }).text, /Connecting/);
-  assert.match(statusView('running', { state: 'connected', conversationId: '0123456789abcdef' }).text, /Connected \(01234567\)/);
-  assert.match(statusView('running', { state: 'connected', conversationId: 'c', runningActions: 2 }).text, /Running 2 actions/);
-  assert.match(statusView('running', { state: 'connected', conversationId: 'c', runningActions: 1 }).text, /Running 1 action$/);
-  const failed = statusView('running', { state: 'failed', error: 'cannot reach OpenHands at http://x: connection refused' });
+  const conn = (over: Partial<Status>): Status => ({ ...disconnected, ...over });
+  assert.match(statusView('missing', disconnected).text, /no bridge/);
+  assert.match(statusView('running', disconnected).text, /Disconnected/);
+  assert.match(statusView('running', conn({ state: 'connecting' })).text, /Connecting/);
+  assert.match(statusView('running', conn({ state: 'connected', conversationId: '0123456789abcdef' })).text, /Connected \(01234567\)/);
+  assert.match(statusView('running', conn({ state: 'connected', conversationId: 'c', runningActions: 2 })).text, /Running 2 actions/);
+  assert.match(statusView('running', conn({ state: 'connected', conversationId: 'c', runningActions: 1 })).text, /Running 1 action$/);
+  const failed = statusView('running', conn({ state: 'failed', error: 'cannot reach OpenHands at http://x: connection refused' }));
   assert.match(failed.text, /Failed/);
   assert.match(failed.tooltip, /connection refused/);
-  assert.match(statusView('restarting', { state: 'connected' }).text, /restarting/);
+  assert.match(statusView('restarting', conn({ state: 'connected' })).text, /restarting/);
+  assert.match(statusView('running', conn({ state: 'sleeping', error: 'why' })).text, /OpenHands: sleeping/, 'a state the extension does not know yet');
 });
 
-void test('status bar text follows a V1 agent', () => {
-  const v1 = (executionStatus: string): ReturnType<typeof statusView> => statusView('running', { state: 'connected', protocol: 'v1', conversationId: '0123456789abcdef', executionStatus });
-  assert.match(v1('running').text, /Agent working/);
-  assert.match(v1('waiting_for_confirmation').text, /Waiting for you/);
-  assert.match(v1('paused').text, /Paused/);
-  assert.match(v1('paused').tooltip, /Resume Agent/);
-  assert.match(v1('finished').text, /Done \(01234567\)/);
-  assert.match(v1('stuck').text, /stuck/);
-  assert.match(v1('idle').text, /Connected \(01234567\)/);
-  assert.match(v1('running').tooltip, /Conversation 0123456789abcdef/);
+void test('status bar text follows the agent', () => {
+  const agent = (executionStatus: string): ReturnType<typeof statusView> => statusView('running', { ...disconnected, state: 'connected', conversationId: '0123456789abcdef', executionStatus });
+  assert.match(agent('running').text, /Agent working/);
+  assert.match(agent('waiting_for_confirmation').text, /Waiting for you/);
+  assert.match(agent('paused').text, /Paused/);
+  assert.match(agent('paused').tooltip, /Resume Agent/);
+  assert.match(agent('finished').text, /Done \(01234567\)/);
+  assert.match(agent('stuck').text, /stuck/);
+  assert.match(agent('idle').text, /Connected \(01234567\)/);
+  assert.match(agent('running').tooltip, /Conversation 0123456789abcdef/);
 });
 
 void test('conversation lines: what the agent says and does, and what it got back', () => {
@@ -117,7 +120,8 @@ void test('conversation lines: what the agent says and does, and what it got bac
   assert.match(describeEvent({ kind: 'ObservationEvent', tool_name: 'file_editor', observation: { kind: 'MCPToolObservation', is_error: true, content: [text('x'), text('No file.')] } }) ?? '', /^Failed \(file_editor\)/);
   assert.equal(describeEvent({ kind: 'UserRejectObservation', tool_name: 'terminal', rejection_reason: 'not now' }), 'Rejected (terminal): not now');
   assert.equal(describeEvent({ kind: 'ConversationStateUpdateEvent', key: 'execution_status', value: 'running' }), undefined);
-  assert.equal(describeEvent({ action: 'run', args: {} }), undefined); // V0's events are not V1's
+  assert.equal(describeEvent({ kind: 'SomethingNew' }), undefined);
+  assert.equal(describeEvent('not an event'), undefined);
 });
 
 void test('terminal reuse: newest idle OpenHands terminal with shell integration, else a new one', () => {

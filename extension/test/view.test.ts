@@ -7,9 +7,11 @@ import { escapeHtml, inline, renderMarkdown } from '../src/markdown';
 import { diffSummary, planRevert, unifiedText } from '../src/diff';
 import { Transcript, type Card } from '../src/transcript';
 import { clipOutput, headerView, renderCard } from '../src/cards';
+import { disconnected } from '../src/status';
+import type { ContentBlock, Meta, MetaFields, Update } from '../src/protocol.gen';
 
-const meta = (messageId: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({ _meta: { ohBridge: { messageId, ...extra } } });
-const text = (t: string): { type: 'text'; text: string } => ({ type: 'text', text: t });
+const meta = (messageId: string, extra: MetaFields = {}): { _meta: Meta } => ({ _meta: { ohBridge: { messageId, ...extra } } });
+const text = (t: string): ContentBlock => ({ type: 'text', text: t });
 
 void test('markdown: blocks and inline marks', () => {
   const table: [string, string, string][] = [
@@ -92,9 +94,9 @@ void test('diff: a revert puts the old text back, asking when the file changed s
 });
 
 /** A conversation as the bridge sends it: a task, thoughts, a command with live output, an edit, a plan, an answer. */
-function recorded(): { conversationId: string; update: Record<string, unknown> }[] {
+function recorded(): { conversationId: string; update: Update }[] {
   const c = 'conv-1';
-  const u = (update: Record<string, unknown>): { conversationId: string; update: Record<string, unknown> } => ({ conversationId: c, update });
+  const u = (update: Update): { conversationId: string; update: Update } => ({ conversationId: c, update });
   return [
     u({ sessionUpdate: 'user_message_chunk', content: text('Fix the failing test.'), ...meta('e1') }),
     u({ sessionUpdate: 'agent_thought_chunk', content: text('Run the tests first.'), ...meta('e2') }),
@@ -142,9 +144,8 @@ void test('transcript: chunks join only with the same message id; replays add no
   const texts = (): string[] => t.cards.map((c) => `${c.kind}:${'text' in c ? c.text : ''}`);
   const want = ['agent:Hello, world.', 'agent:Next.', 'agent:No id.', 'agent:No id.', 'thought:Hmm.', 'error:Failed.'];
   assert.deepEqual(texts(), want);
-  // ACP's own messageId works too.
-  t.apply('c', { sessionUpdate: 'user_message_chunk', content: text('a'), messageId: 'u1' });
-  t.apply('c', { sessionUpdate: 'user_message_chunk', content: text('b'), messageId: 'u1' });
+  t.apply('c', { sessionUpdate: 'user_message_chunk', content: text('a'), ...meta('u1') });
+  t.apply('c', { sessionUpdate: 'user_message_chunk', content: text('b'), ...meta('u1') });
   assert.equal(texts().at(-1), 'user:ab');
 
   // The bridge replays every event after a reconnect: nothing doubles.
@@ -236,13 +237,13 @@ void test('cards: a permission question offers its options, then shows the answe
 });
 
 void test('header: the connection and which controls apply', () => {
-  const v = (executionStatus?: string): ReturnType<typeof headerView> => headerView({ state: 'connected', protocol: 'v1', conversationId: 'abc', ...(executionStatus === undefined ? {} : { executionStatus }) });
+  const v = (executionStatus?: string): ReturnType<typeof headerView> => headerView({ ...disconnected, state: 'connected', conversationId: 'abc', ...(executionStatus === undefined ? {} : { executionStatus }) });
   assert.deepEqual([v('running').label, v('running').canStop, v('running').canPause, v('running').canResume], ['Connected · Agent working', true, true, false]);
   assert.deepEqual([v('paused').label, v('paused').canStop, v('paused').canResume], ['Connected · Paused', false, true]);
   assert.deepEqual([v('finished').label, v('finished').tone], ['Connected · Done', 'ok']);
   assert.equal(v('stuck').tone, 'bad');
-  const off = headerView({ state: 'disconnected' }, 'conv-123');
+  const off = headerView(disconnected, 'conv-123');
   assert.deepEqual([off.label, off.connected, off.canStop, off.reopen], ['Not connected', false, false, 'conv-123']);
-  const failed = headerView({ state: 'failed', error: 'cannot reach http://x' });
+  const failed = headerView({ ...disconnected, state: 'failed', error: 'cannot reach http://x' });
   assert.deepEqual([failed.label, failed.error], ['Connection failed', 'cannot reach http://x']);
 });

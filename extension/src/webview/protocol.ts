@@ -1,6 +1,7 @@
 // The messages between the conversation view's webview and the extension
 // host. Shared by both sides; no vscode, no DOM.
 import type { HeaderView } from '../cards';
+import type { BridgeRequests } from '../protocol.gen';
 
 export type { HeaderView };
 
@@ -14,7 +15,8 @@ export type ToWebview =
   /** The host took the message: the composer may clear and enable. */
   | { type: 'sent'; ok: boolean };
 
-export type SteerMethod = 'openhands/interrupt' | 'openhands/pause' | 'openhands/resume';
+/** The bridge's methods the view's buttons call. */
+export type SteerMethod = Extract<keyof BridgeRequests, 'openhands/interrupt' | 'openhands/pause' | 'openhands/resume'>;
 
 /** From the webview to the extension. */
 export type FromWebview =
