@@ -14,13 +14,21 @@ import (
 // never reached; they give the shared code what it calls.
 const terminalsSupported = false
 
+// ptyProc has what the shared code reads of a process.
+type ptyProc struct {
+	pid    int
+	exited chan struct{}
+	status int
+}
+
 func startProc(argv, env []string, dir string, cols, rows int, onData func(*ptyProc, []byte), onExit func(*ptyProc)) (*ptyProc, error) {
 	return nil, platformError()
 }
 
-func (p *ptyProc) fgPgid() int                   { return 0 }
-func (p *ptyProc) setSize(cols, rows int) error  { return platformError() }
-func (p *ptyProc) setEcho(on bool) error         { return platformError() }
-func (p *ptyProc) terminate(grace time.Duration) {}
+func (p *ptyProc) write(b []byte, timeout time.Duration) (int, error) { return 0, platformError() }
+func (p *ptyProc) fgPgid() int                                        { return 0 }
+func (p *ptyProc) setSize(cols, rows int) error                       { return platformError() }
+func (p *ptyProc) setEcho(on bool) error                              { return platformError() }
+func (p *ptyProc) terminate(grace time.Duration)                      {}
 
 func signalGroup(pg int, sig syscall.Signal) error { return platformError() }

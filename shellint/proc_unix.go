@@ -18,6 +18,17 @@ import (
 // Terminals run here: a PTY, process groups and sessions are at hand.
 const terminalsSupported = true
 
+// ptyProc is one process started as a session leader on its own PTY: the
+// interactive shell, or one fallback `bash -c`.
+type ptyProc struct {
+	f      *os.File // PTY master, non-blocking (reads unblock on Close)
+	cmd    *exec.Cmd
+	pid    int
+	waited chan struct{} // closed when the leader has been reaped
+	exited chan struct{} // closed after leftovers were killed, output drained and onExit ran
+	status int           // leader's exit status (128+signal when signalled)
+}
+
 // startProc starts argv on a new PTY. onData gets every chunk read (valid
 // only during the call); onExit runs once the process is gone and its output
 // has been drained.
@@ -124,6 +135,14 @@ func (p *ptyProc) setSize(cols, rows int) error {
 		return err
 	}
 	return ioErr
+}
+
+// write writes b, giving up when the terminal stops taking input.
+func (p *ptyProc) write(b []byte, timeout time.Duration) (int, error) {
+	_ = p.f.SetWriteDeadline(time.Now().Add(timeout))
+	n, err := p.f.Write(b)
+	_ = p.f.SetWriteDeadline(time.Time{})
+	return n, err
 }
 
 // terminate ends the process and everything in its session: SIGHUP first
