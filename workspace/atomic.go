@@ -7,9 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
-
-	"golang.org/x/sys/unix"
 )
 
 // testHookBeforeRename, when set by a test, runs once the temporary file
@@ -21,10 +18,11 @@ var testHookBeforeRename func(tmp string)
 // the new content, never a mix. keepMode applies mode; otherwise the file is
 // created 0666 minus the umask, like any new file.
 //
-// Every step is taken in the target's directory held open beneath its root:
-// the temporary file is created with openat (O_EXCL|O_NOFOLLOW) and renamed
-// with renameat, so a symlink swapped in on the way cannot send the bytes
-// outside the roots. The temporary name is journaled (pendingWrites) while
+// Every step is taken in the target's directory held open beneath its root
+// (writeDir, in beneath_unix.go and beneath_windows.go): the temporary file
+// is created there by name (O_EXCL, no symlink followed) and renamed there,
+// so a symlink swapped in on the way cannot send the bytes outside the
+// roots. The temporary name is journaled (pendingWrites) while
 // it exists, so a process killed mid-write has it removed at the next start.
 // On failure the temporary file is removed and target is untouched.
 //
@@ -32,34 +30,33 @@ var testHookBeforeRename func(tmp string)
 // written and fsynced (the disk's wait), and the rename waits for it: an
 // error from it leaves the target as it was and is returned as it is.
 func (r *Roots) writeFileAtomic(target string, data []byte, mode fs.FileMode, keepMode bool, verify func() error) (err error) {
-	dir, base, err := r.parentDir(target, true)
+	dir, base, err := r.openWriteDir(target)
 	if err != nil {
 		return err
 	}
 	defer dir.Close()
-	dirFD := int(dir.Fd())
 	short := base
 	if len(short) > 180 {
 		short = short[:180] // keep the temp name under NAME_MAX
 	}
-	var tmpName string
-	var fd int
+	var tmpName, tmpPath string
+	var tmp *os.File
 	for range 100 {
 		var rnd [8]byte
 		rand.Read(rnd[:])
 		tmpName = "." + short + tmpMarker + hex.EncodeToString(rnd[:])
-		done := pendingWrites.begin(filepath.Join(filepath.Dir(target), tmpName))
-		fd, err = unix.Openat(dirFD, tmpName, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o666)
+		tmpPath = filepath.Join(filepath.Dir(target), tmpName)
+		done := pendingWrites.begin(tmpPath)
+		tmp, err = dir.create(tmpName, tmpPath)
 		if err == nil {
 			defer done()
 			break
 		}
 		done()
-		if !errors.Is(err, unix.EEXIST) {
+		if !errors.Is(err, fs.ErrExist) {
 			break
 		}
 	}
-	tmpPath := filepath.Join(filepath.Dir(target), tmpName)
 	if err != nil {
 		return &os.PathError{Op: "create", Path: tmpPath, Err: err}
 	}
@@ -73,11 +70,10 @@ func (r *Roots) writeFileAtomic(target string, data []byte, mode fs.FileMode, ke
 			}
 		}()
 	}
-	tmp := os.NewFile(uintptr(fd), tmpPath)
 	defer func() {
 		if err != nil {
 			tmp.Close()
-			unix.Unlinkat(dirFD, tmpName, 0)
+			dir.remove(tmpName)
 		}
 	}()
 	if _, err = tmp.Write(data); err != nil {
@@ -103,12 +99,12 @@ func (r *Roots) writeFileAtomic(target string, data []byte, mode fs.FileMode, ke
 			return err
 		}
 	}
-	if err = unix.Renameat(dirFD, tmpName, dirFD, base); err != nil {
+	if err = dir.rename(tmpName, base); err != nil {
 		return &os.LinkError{Op: "rename", Old: tmpPath, New: target, Err: err}
 	}
 	// The rename is done: from here on the new content is in place, so a
 	// failure to make it durable must not remove anything.
-	if serr := dir.Sync(); serr != nil && !errors.Is(serr, syscall.EINVAL) {
+	if serr := dir.sync(); serr != nil {
 		return &durabilityError{err: serr}
 	}
 	return nil

@@ -1,3 +1,5 @@
+//go:build linux
+
 package workspace_test
 
 import (
@@ -18,6 +20,7 @@ func newTestFS(t testing.TB, dirs ...string) *workspace.FS {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { roots.Close() })
 	return workspace.New(roots, workspace.Options{})
 }
 

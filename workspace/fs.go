@@ -183,10 +183,10 @@ func (f *FS) readText(ctx context.Context, p, display string) (string, string, e
 
 // readRegular reads a regular file, refusing directories, special files
 // and files over the cap. It opens the file beneath its root first
-// (O_NONBLOCK: opening a FIFO would block) and checks it through the fd, so
-// what is read is what was checked.
+// (openRead: opening a FIFO does not block) and checks it through the open
+// file, so what is read is what was checked.
 func (f *FS) readRegular(p, display string) ([]byte, error) {
-	file, err := f.roots.openFile(p, syscall.O_RDONLY|syscall.O_NONBLOCK, 0)
+	file, err := f.roots.openRead(p)
 	if err != nil {
 		return nil, pathError(err, display)
 	}
@@ -519,7 +519,7 @@ func (f *FS) stat(ctx context.Context, path string, withVersion bool) (*FileInfo
 }
 
 func readPrefix(r *Roots, p string, n int) ([]byte, error) {
-	file, err := r.openFile(p, syscall.O_RDONLY|syscall.O_NONBLOCK, 0)
+	file, err := r.openRead(p)
 	if err != nil {
 		return nil, err
 	}
@@ -602,7 +602,7 @@ func (f *FS) Delete(ctx context.Context, path string, recursive bool) error {
 // holdsRoot reports whether removing or renaming p would take a root with it.
 func (f *FS) holdsRoot(p string) bool {
 	for _, d := range f.roots.dirs {
-		if d == p || strings.HasPrefix(d, p+string(filepath.Separator)) {
+		if within(d, p) {
 			return true
 		}
 	}

@@ -40,6 +40,7 @@ func newFS(t testing.TB, files map[string]string) (*FS, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { roots.Close() })
 	root := roots.First()
 	writeFiles(t, root, files)
 	return New(roots, Options{}), root

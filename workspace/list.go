@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -70,7 +71,7 @@ func (f *FS) ListDirectory(ctx context.Context, path string, opts ListOptions) (
 func (f *FS) rootOf(p string) string {
 	best := ""
 	for _, d := range f.roots.dirs {
-		if (p == d || strings.HasPrefix(p, d+string(filepath.Separator)) || d == "/") && len(d) > len(best) {
+		if within(p, d) && len(d) > len(best) {
 			best = d
 		}
 	}
@@ -196,7 +197,7 @@ func (w *lister) walk(dir, rel string, depth int, stack ignoreStack) error {
 	statEntries(d, kept)
 	d.Close()
 	prefix := dir + string(filepath.Separator)
-	if dir == string(filepath.Separator) {
+	if os.IsPathSeparator(dir[len(dir)-1]) { // a volume's root: "/", `C:\`
 		prefix = dir
 	}
 	for _, de := range kept {

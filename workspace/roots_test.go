@@ -37,6 +37,7 @@ func TestContainment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer roots.Close()
 	assertEqual(t, "symlinked root is resolved", root, roots.First())
 
 	tests := []struct {

@@ -10,9 +10,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/oh-bridge/oh-bridge/internal/process"
 )
 
 // Leftover temporary files.
@@ -214,12 +215,12 @@ func (r *Roots) removeStaleTemp(p string) error {
 	if !filepath.IsAbs(p) || !strings.Contains(filepath.Base(p), tmpMarker) {
 		return fs.ErrNotExist // not a name we make: forget it
 	}
-	if _, _, _, err := r.locate(p); err != nil {
+	if _, _, err := r.locate(p); err != nil {
 		return errNotOurs
 	}
 	fi, err := r.lstat(p)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ENOTDIR) {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 			return fs.ErrNotExist
 		}
 		return err
@@ -240,6 +241,5 @@ func processAlive(pid string) bool {
 	if err != nil || n <= 0 {
 		return true
 	}
-	err = unix.Kill(n, 0)
-	return err == nil || errors.Is(err, unix.EPERM)
+	return process.Alive(n)
 }
