@@ -5,7 +5,8 @@
 //
 //	go run ./internal/protogen
 //
-// A test in this package fails while the file is stale.
+// A test in this package fails while the file is stale, and
+// `go run ./internal/protogen -check` says whether it is.
 //
 // It reads two tables of package handlers and every type they reach:
 //
@@ -40,10 +41,11 @@
 //   - any, other interfaces and json.RawMessage are unknown. A sealed
 //     interface (one with an unexported method, like updates.Update) is
 //     the union of its package's types that implement it, discriminated
-//     by the string field each of them sets, in the module's composite
-//     literals and assignments, only to constants no other member uses
-//     (Update: sessionUpdate). That field's type is the union of those
-//     constants.
+//     by the string field each of them sets only to constants no other
+//     member uses, in the composite literals and assignments of the
+//     module's packages the generator loads (handlers and what it
+//     imports); Update's is sessionUpdate. That field's type is the union
+//     of those constants.
 //   - time.Time is a string. Any other type with its own MarshalJSON or
 //     MarshalText needs an entry in overrides (typescript.go); without one
 //     the generator stops.

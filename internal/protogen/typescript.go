@@ -174,14 +174,13 @@ func marshals(t types.Type) bool {
 // ---- struct fields, as encoding/json sees them ----
 
 type jsonField struct {
-	name      string
-	v         *types.Var
-	typ       types.Type
-	optional  bool // omitempty or omitzero
-	asString  bool // the ",string" option on a string, number or boolean
-	index     []int
-	tagged    bool
-	embedding bool
+	name     string
+	v        *types.Var // nil for a name encoding/json drops
+	typ      types.Type
+	optional bool // omitempty or omitzero
+	asString bool // the ",string" option on a string, number or boolean
+	index    []int
+	tagged   bool
 }
 
 // fields lists a struct's JSON fields: json tag names, "-" skipped,
@@ -264,9 +263,9 @@ func (g *gen) fields(st *types.Struct) []jsonField {
 			case len(tagged) == 1:
 				all = append(all, tagged[0])
 			default:
-				// Ambiguous: encoding/json drops the name, and so does a
-				// deeper field of the same name stay hidden.
-				all = append(all, jsonField{name: name, embedding: true})
+				// Ambiguous: encoding/json drops the name. Kept without
+				// a field, it still hides deeper fields of that name.
+				all = append(all, jsonField{name: name})
 			}
 		}
 		current = next
