@@ -23,20 +23,19 @@ type dialState struct {
 	// current is link, for readers that must not wait for a connect in
 	// progress (a permission question asked while it runs).
 	current atomic.Pointer[conversation.Link]
-	// last is the last status sent to the client, as JSON. It is guarded
-	// by h.mu, not mu: connect holds mu while the link reports its status.
-	last json.RawMessage
+	// last is the last status sent to the client. It is guarded by h.mu,
+	// not mu: connect holds mu while the link reports its status.
+	last agentserver.Status
 }
 
 // disconnectedStatus is the status with no connection.
-var disconnectedStatus = map[string]any{"state": "disconnected", "lastEventId": -1}
+var disconnectedStatus = agentserver.Status{Protocol: "v1", State: agentserver.StateDisconnected}
 
 func (h *Handlers) dialing() *dialState {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.dial == nil {
-		b, _ := json.Marshal(disconnectedStatus)
-		h.dial = &dialState{last: b}
+		h.dial = &dialState{last: disconnectedStatus}
 	}
 	return h.dial
 }
@@ -134,10 +133,10 @@ func (h *Handlers) connect(ctx context.Context, p *connectParams) (*connectResul
 		MCP:                h.ensureMCP,
 		OnUpdate: func(u updates.Update) {
 			h.notify(context.Background(), "openhands/did_update_conversation",
-				map[string]any{"conversationId": convID.Load(), "update": u})
+				&didUpdateConversationParams{ConversationID: convID.Load().(string), Update: u})
 		},
 		OnEvent: func(ev json.RawMessage) {
-			h.notify(context.Background(), "openhands/did_receive_event", map[string]any{"event": ev})
+			h.notify(context.Background(), "openhands/did_receive_event", &didReceiveEventParams{Event: ev})
 		},
 		OnStatus: func(st agentserver.Status) {
 			convID.Store(st.ConversationID)
@@ -166,32 +165,29 @@ func (h *Handlers) ensureMCP(ctx context.Context) (conversation.Endpoint, error)
 }
 
 // reportStatus sends openhands/did_change_status when the status changed.
-func (h *Handlers) reportStatus(st any) {
-	b, err := json.Marshal(st)
-	if err != nil {
-		return
-	}
+func (h *Handlers) reportStatus(st agentserver.Status) {
 	d := h.dialing()
 	h.mu.Lock()
-	changed := string(b) != string(d.last)
-	d.last = b
+	changed := st != d.last
+	d.last = st
 	h.mu.Unlock()
 	if changed {
-		h.notify(context.Background(), "openhands/did_change_status", json.RawMessage(b))
+		h.notify(context.Background(), "openhands/did_change_status", &st)
 	}
 }
 
-func (h *Handlers) disconnect(ctx context.Context, _ *noParams) (json.RawMessage, error) {
+func (h *Handlers) disconnect(ctx context.Context, _ *noParams) (*agentserver.Status, error) {
 	h.stopDial(ctx)
 	h.reportStatus(disconnectedStatus)
 	return h.status(ctx, nil)
 }
 
-func (h *Handlers) status(ctx context.Context, _ *noParams) (json.RawMessage, error) {
+func (h *Handlers) status(ctx context.Context, _ *noParams) (*agentserver.Status, error) {
 	d := h.dialing()
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return d.last, nil
+	st := d.last
+	return &st, nil
 }
 
 type sendMessageParams struct {

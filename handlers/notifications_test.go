@@ -73,6 +73,12 @@ func TestNotificationsCheck(t *testing.T) {
 			want:  []string{`x.go:1:44: sends "x/did_foo" with barParams; the table says fooParams`},
 		},
 		{
+			name:  "an unnamed literal",
+			src:   `func (h *Handlers) f() { h.notify(ctx, "x/did_foo", map[string]any{"a": 1}) }`,
+			table: table,
+			want:  []string{`x.go:1:44: sends "x/did_foo" with an unnamed literal; send the table's fooParams`},
+		},
+		{
 			name:  "a method that is not a literal",
 			src:   `func (h *Handlers) f(m string) { h.notify(ctx, "x/did_foo", nil); h.conn.Notify(ctx, m, nil) }`,
 			table: table,
@@ -144,6 +150,10 @@ func checkNotifications(fset *token.FileSet, files []*ast.File, table map[string
 					problems = append(problems, fmt.Sprintf("%s: sends %q, which the table does not list", pos, method))
 					return true
 				}
+				if unnamedLiteral(call.Args[2]) {
+					problems = append(problems, fmt.Sprintf("%s: sends %q with an unnamed literal; send the table's %s", pos, method, typeName(reflect.TypeOf(want))))
+					return true
+				}
 				if got := literalType(call.Args[2]); got != "" && got != typeName(reflect.TypeOf(want)) {
 					problems = append(problems, fmt.Sprintf("%s: sends %q with %s; the table says %s", pos, method, got, typeName(reflect.TypeOf(want))))
 				}
@@ -198,7 +208,7 @@ func isParam(fn *ast.FuncDecl, name string) bool {
 // literalType names the type of a composite literal, or &literal, as the
 // source writes it ("didOutputParams", "agentserver.Status"); "" for any
 // other expression, and for literals of unnamed types (map[string]any{}),
-// which the check leaves alone.
+// which unnamedLiteral reports.
 func literalType(e ast.Expr) string {
 	if u, ok := e.(*ast.UnaryExpr); ok && u.Op == token.AND {
 		e = u.X
@@ -216,6 +226,17 @@ func literalType(e ast.Expr) string {
 		}
 	}
 	return ""
+}
+
+// unnamedLiteral says whether e is a composite literal, or &literal, of a
+// type without a name (map[string]any{...}, struct{...}{...}): its shape
+// would escape the table and the generated TypeScript.
+func unnamedLiteral(e ast.Expr) bool {
+	if u, ok := e.(*ast.UnaryExpr); ok && u.Op == token.AND {
+		e = u.X
+	}
+	lit, ok := e.(*ast.CompositeLit)
+	return ok && literalType(lit) == ""
 }
 
 // typeName names a table type as literalType does, from this package.

@@ -29,13 +29,13 @@ export interface BridgeRequests {
   'mcp/status': { params: NoParams; result: McpStatusResult };
   'mcp/stop': { params: NoParams; result: McpStatusResult };
   'openhands/connect': { params: ConnectParams; result: ConnectResult };
-  'openhands/disconnect': { params: NoParams; result: unknown };
+  'openhands/disconnect': { params: NoParams; result: Status };
   'openhands/execute_action': { params: ExecuteActionParams; result: ExecuteActionResult };
   'openhands/interrupt': { params: NoParams; result: unknown };
   'openhands/pause': { params: NoParams; result: unknown };
   'openhands/resume': { params: NoParams; result: unknown };
   'openhands/send_message': { params: SendMessageParams; result: unknown };
-  'openhands/status': { params: NoParams; result: unknown };
+  'openhands/status': { params: NoParams; result: Status };
   'terminal/close': { params: TerminalIDParams; result: unknown };
   'terminal/interrupt': { params: TerminalIDParams; result: TerminalResult };
   'terminal/kill': { params: TerminalIDParams; result: TerminalResult };
