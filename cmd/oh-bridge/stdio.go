@@ -16,12 +16,9 @@ func (s stdio) Read(p []byte) (int, error)  { return s.in.Read(p) }
 func (s stdio) Write(p []byte) (int, error) { return s.out.Write(p) }
 
 // Close closes both descriptors of each side, so the client sees the end
-// of our output.
+// of our output (the input side as closeInput can).
 func (s stdio) Close() error {
-	s.in.Close()
-	if s.in != os.Stdin {
-		os.Stdin.Close()
-	}
+	closeInput(s.in)
 	err := s.out.Close()
 	if s.out != os.Stdout {
 		os.Stdout.Close()

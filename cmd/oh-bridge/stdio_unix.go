@@ -35,3 +35,12 @@ func pollable(fd int, f *os.File) *os.File {
 	}
 	return os.NewFile(uintptr(dup), f.Name())
 }
+
+// closeInput closes in and the stdin it duplicates; the non-blocking
+// duplicate's pending read returns at once.
+func closeInput(in *os.File) {
+	in.Close()
+	if in != os.Stdin {
+		os.Stdin.Close()
+	}
+}
