@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -31,6 +32,59 @@ func kindOf(err error) string {
 		return k.Kind()
 	}
 	return fmt.Sprintf("%T: %v", err, err)
+}
+
+// symlink makes link point at target and reports whether the platform let
+// it. Windows needs Developer Mode or the symlink privilege (and Wine 8
+// answers success and makes nothing); there the rows that need the link
+// are left out. Anywhere else a failure fails the test.
+func symlink(t testing.TB, target, link string) bool {
+	t.Helper()
+	err := os.Symlink(target, link)
+	if err == nil {
+		var fi os.FileInfo
+		if fi, err = os.Lstat(link); err == nil && fi.Mode()&os.ModeSymlink == 0 {
+			err = fmt.Errorf("%s is not a symlink after os.Symlink", link)
+		}
+	}
+	if err != nil {
+		if runtime.GOOS != "windows" {
+			t.Fatal(err)
+		}
+		t.Logf("no symlink here, rows that need one are left out: %v", err)
+		return false
+	}
+	return true
+}
+
+// relSlash is p relative to root with "/" between names, as the tests spell
+// expected paths on every platform.
+func relSlash(root, p string) string {
+	rel, err := filepath.Rel(root, p)
+	if err != nil {
+		return p
+	}
+	return filepath.ToSlash(rel)
+}
+
+// useJournalDir points the write journals at a directory of the test's own
+// and lets go of this process's journal when the test ends (Windows
+// cannot remove a directory holding an open file).
+func useJournalDir(t testing.TB) string {
+	t.Helper()
+	dir := t.TempDir()
+	old := pendingWritesDir
+	pendingWritesDir = dir
+	t.Cleanup(func() {
+		pendingWrites.mu.Lock()
+		if pendingWrites.f != nil {
+			pendingWrites.f.Close()
+			pendingWrites.f = nil
+		}
+		pendingWrites.mu.Unlock()
+		pendingWritesDir = old
+	})
+	return dir
 }
 
 // newFS returns an FS over a fresh root holding files (name -> content).

@@ -44,10 +44,7 @@ func TestTempLeftByKillIsCleaned(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns a process")
 	}
-	journals := t.TempDir()
-	defer func(old string) { pendingWritesDir = old }(pendingWritesDir)
-	pendingWritesDir = journals
-
+	journals := useJournalDir(t)
 	fs, root := newFS(t, map[string]string{"big.txt": "old\n"})
 	target := filepath.Join(root, "big.txt")
 	// A name like ours that no journal names: not ours to remove.
@@ -87,9 +84,7 @@ func TestTempLeftByKillIsCleaned(t *testing.T) {
 // TestJournalEmptiesWhenIdle checks that a process's journal holds nothing
 // once its writes are done, so a clean exit leaves nothing to clean.
 func TestJournalEmptiesWhenIdle(t *testing.T) {
-	journals := t.TempDir()
-	defer func(old string) { pendingWritesDir = old }(pendingWritesDir)
-	pendingWritesDir = journals
+	journals := useJournalDir(t)
 	fs, _ := newFS(t, nil)
 	var inFlight string
 	testHookBeforeRename = func(tmp string) {

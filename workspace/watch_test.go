@@ -64,7 +64,7 @@ func (c *changeLog) formatted(root string) []string {
 	defer c.mu.Unlock()
 	var out []string
 	for _, ch := range c.changes {
-		out = append(out, fmt.Sprintf("%s %s %s", ch.Type, ch.Source, strings.TrimPrefix(ch.Path, root+"/")))
+		out = append(out, fmt.Sprintf("%s %s %s", ch.Type, ch.Source, relSlash(root, ch.Path)))
 	}
 	return out
 }
