@@ -1,22 +1,39 @@
 // Package engine owns an agent's command from submission to result: one
-// command at a time in the agent's shell; a soft timeout (no new output)
-// and a hard one that returns while the command keeps running; an empty
-// command that polls the running one; input and control keys sent to it;
-// interrupt; a new command refused while another runs; and the output a
-// cancelled wait had already read, kept for the next result.
+// request at a time in the agent's shell, in arrival order; a soft timeout
+// (no new output) and a hard one that return while the command keeps
+// running; an empty command that polls the running one; input and control
+// keys sent to it; interrupt; a new command refused while another runs;
+// and cancel, which means stop: a request whose caller gives up stops its
+// command before the next request runs.
 //
 // Both of OpenHands' dialects run on it: V1's terminal tool (package
 // ohtools) and V0's run action (package ohactions). Each words the
 // outcomes its own way; the engine reports them as an Outcome and a
 // Result.
 //
-// A Shell's states:
+// A Shell's states and what moves it between them:
 //
-//	idle      no command of the agent's runs (statusNone, statusCompleted)
-//	running   a command runs and its last result said so (statusNoChange,
-//	          statusHardTimeout): an empty command polls it, input goes to
-//	          it, a new command is NOT executed
-//	exited    the shell died; the next command starts a new one
+//	idle          no command of the agent's runs (statusNone,
+//	              statusCompleted). A command starts it: running while the
+//	              request waits; back to idle when it ends in time.
+//	running       a command runs and its last result said so: a soft or
+//	              hard timeout returned while it goes on (statusNoChange,
+//	              statusHardTimeout). An empty command polls it, input goes
+//	              to it, a new command is NOT executed; its end moves the
+//	              shell to idle.
+//	interrupting  a request's caller gave up while its command ran (its ctx
+//	              ended), or Interrupt was called: Ctrl-C, then SIGTERM to
+//	              the foreground process group after 2 s, SIGKILL after 2 s
+//	              more, then the whole terminal (shellint's escalation),
+//	              within StopTimeout. A request that arrives meanwhile waits
+//	              for the turn; then the shell is idle.
+//	exited        the shell died; the next command starts a new one in the
+//	              last directory.
+//
+// The turn (one request at a time) is held by the request and by the stop
+// of its abandoned command; Interrupt does not take it, so it can stop the
+// command a request is waiting on, and the request then answers the
+// command's end. Every field is read and written under the Shell's mutex.
 //
 // It builds on shellint (PTY shells, OSC 633) and knows no wire format
 // and no dialect's words.

@@ -18,18 +18,26 @@ import (
 // caller's business: package ohactions' run action (V0) and package ohtools'
 // terminal tool (V1) word them differently.
 //
-// A Shell runs one request at a time; the caller serializes them.
+// A Shell runs one request at a time, in arrival order; a request whose
+// caller gives up (its ctx ends) while its command runs stops that command
+// before the next request runs. The package doc has the states.
 type Shell struct {
 	opts Options
+	// turn is held by the request running and by the stop of an abandoned
+	// command, so a request never finds the command a cancelled one left.
+	turn chan struct{}
 
-	mu   sync.Mutex
+	mu   sync.Mutex // guards everything below
 	sess *shellint.Terminal
 	dir  string // last reported cwd
+	// interrupting is closed when the interrupt in progress ends (nil
+	// while none runs): a request waits for it before it looks at the
+	// terminal.
+	interrupting chan struct{}
 
 	seq    int    // the command the status refers to
 	status status // prev_status
 	shown  bool   // prev_output != '': an observation of the running command was returned
-	carry  string // output read but not yet returned (a cancelled wait)
 }
 
 // Options configure a Shell.
@@ -42,10 +50,23 @@ type Options struct {
 	// Closed, when closed, makes a shell that finished starting too late
 	// close at once.
 	Closed <-chan struct{}
+	// StopTimeout bounds the stop of a command whose caller gave up
+	// (DefaultStopTimeout).
+	StopTimeout time.Duration
 }
 
 // New returns a Shell; it starts no process until the first command.
-func New(o Options) *Shell { return &Shell{opts: o} }
+func New(o Options) *Shell {
+	if o.StopTimeout <= 0 {
+		o.StopTimeout = DefaultStopTimeout
+	}
+	return &Shell{opts: o, turn: make(chan struct{}, 1)}
+}
+
+// DefaultStopTimeout bounds stopping a command whose caller gave up:
+// shellint's escalation (Ctrl-C, 2 s, SIGTERM to the foreground process
+// group, 2 s, SIGKILL, 2 s, then the whole terminal) fits in it.
+const DefaultStopTimeout = 10 * time.Second
 
 // status is bash.py's prev_status.
 type status int
@@ -143,25 +164,19 @@ func (b *Shell) Close() {
 }
 
 // Reset closes the shell; the next command starts a fresh one in the
-// original directory, with nothing carried over.
-func (b *Shell) Reset() {
+// original directory, with nothing carried over. It waits for the request
+// running, if any.
+func (b *Shell) Reset(ctx context.Context) error {
+	if err := b.acquire(ctx); err != nil {
+		return err
+	}
+	defer b.release()
 	b.Close()
 	b.mu.Lock()
 	b.dir = ""
+	b.status, b.shown, b.seq = statusNone, false, 0
 	b.mu.Unlock()
-	b.status, b.shown, b.carry, b.seq = statusNone, false, "", 0
-}
-
-// Interrupt sends Ctrl-C to the running command, if any, and forgets it:
-// the next request starts afresh, as after OpenHands' conversation
-// interrupt.
-func (b *Shell) Interrupt(ctx context.Context) {
-	if s := b.Terminal(); s != nil && s.State() == shellint.StateRunning {
-		// Whether Ctrl-C sufficed or the escalation ended in a kill,
-		// nothing of the command is left to report.
-		_, _ = s.Interrupt(ctx)
-	}
-	b.status, b.shown, b.carry = statusCompleted, false, ""
+	return nil
 }
 
 // session returns the live terminal, starting one if needed (the first
@@ -194,154 +209,9 @@ func (b *Shell) session() (*shellint.Terminal, error) {
 	}
 	b.sess = s
 	b.dir = s.Cwd()
+	b.status, b.shown = statusNone, false
 	b.mu.Unlock()
-	b.status, b.shown, b.carry = statusNone, false, ""
 	return s, nil
-}
-
-func (b *Shell) running() bool {
-	return b.status == statusNoChange || b.status == statusHardTimeout
-}
-
-// Execute runs one request. It returns an error for a shell that cannot
-// start or take input (the caller words it as the tool's error) and for
-// ctx ending while a command runs; then the command keeps running, its
-// output so far is kept for the next result, and an empty command polls it.
-func (b *Shell) Execute(ctx context.Context, req Request) (*Result, error) {
-	cmd := req.Command
-	if !b.running() {
-		if cmd == "" {
-			return &Result{Outcome: NoPreviousLogs}, nil
-		}
-		if req.IsInput {
-			return &Result{Outcome: NoPreviousInput, Command: cmd}, nil
-		}
-	}
-	if parts := SplitCommands(cmd); len(parts) > 1 {
-		return &Result{Outcome: MultipleCommands, Command: cmd, Commands: parts}, nil
-	}
-	if b.running() {
-		s, err := b.session()
-		if err != nil {
-			return nil, err
-		}
-		info := s.Info()
-		if info.State == shellint.StateRunning && info.Seq == b.seq {
-			if cmd != "" && !req.IsInput {
-				return b.notExecuted(ctx, s, cmd)
-			}
-			if cmd != "" {
-				if err := s.SendInput(ctx, req.Keys); err != nil {
-					return nil, err
-				}
-			}
-			res, err := s.Output(ctx, b.seq, b.waitOptions(req))
-			return b.observe(ctx, req, res, err)
-		}
-		if cmd == "" || req.IsInput {
-			// The command finished since the last result: report its end.
-			// (OpenHands would type is_input text at the prompt.)
-			res, err := s.Output(ctx, b.seq, shellint.RunOptions{})
-			return b.observe(ctx, Request{}, res, err)
-		}
-	}
-	if IsSpecialKey(cmd) {
-		// A control key with nothing running goes to the prompt.
-		return b.keyAtPrompt(cmd), nil
-	}
-	s, err := b.session()
-	if err != nil {
-		return nil, err
-	}
-	res, err := s.Run(ctx, cmd, b.waitOptions(req))
-	if res != nil {
-		b.seq = res.Seq
-	}
-	b.shown, b.carry = false, ""
-	return b.observe(ctx, req, res, err)
-}
-
-func (b *Shell) waitOptions(req Request) shellint.RunOptions {
-	// OpenHands' hard timeout does not stop the command: it yields.
-	return shellint.RunOptions{NoOutputTimeout: req.NoOutputTimeout, Yield: req.Timeout}
-}
-
-// notExecuted answers a new command sent while one still runs.
-func (b *Shell) notExecuted(ctx context.Context, s *shellint.Terminal, cmd string) (*Result, error) {
-	res, err := s.Output(ctx, b.seq, shellint.RunOptions{Yield: time.Nanosecond})
-	if err != nil && res == nil {
-		return nil, err
-	}
-	r := &Result{Outcome: NotExecuted, Command: cmd, Output: commandOutput(b.take(res), cmd), Continued: b.shown}
-	b.shown = true
-	return r, nil
-}
-
-// take returns the carried output plus what res adds, as the pane shows it.
-func (b *Shell) take(res *shellint.Result) string {
-	text := b.carry
-	b.carry = ""
-	if res != nil {
-		text += res.Output
-	}
-	return paneText(text)
-}
-
-// observe turns a shellint result into the outcome bash.py reports for it.
-func (b *Shell) observe(ctx context.Context, req Request, res *shellint.Result, err error) (*Result, error) {
-	if err != nil {
-		if res != nil && ctx.Err() != nil {
-			// Cancelled: the command keeps running; keep its output for
-			// the next result and let an empty command poll it.
-			b.carry += res.Output
-			if res.Running && !b.running() {
-				b.status = statusNoChange
-			}
-			return nil, err
-		}
-		if res == nil {
-			return nil, err
-		}
-	}
-	cwd := res.Cwd
-	if cwd != "" {
-		b.mu.Lock()
-		b.dir = cwd
-		b.mu.Unlock()
-	}
-	out := commandOutput(b.take(res), req.Command)
-	if !res.Running {
-		code := -1
-		if res.ExitCode != nil {
-			code = *res.ExitCode
-		}
-		b.status, b.shown = statusCompleted, false
-		return &Result{Outcome: Completed, Command: req.Command, Output: out, ExitCode: code, Cwd: cwd}, nil
-	}
-	r := &Result{Command: req.Command, Output: out, Continued: b.shown}
-	if res.Reason == "yield" && req.Timeout > 0 {
-		r.Outcome, b.status = HardTimeout, statusHardTimeout
-	} else {
-		r.Outcome, b.status = NoChange, statusNoChange
-	}
-	b.shown = true
-	return r, nil
-}
-
-// keyAtPrompt answers a control key sent when no command runs: the prompt
-// echoes ^C and sets $? to 130 for C-c; other keys are not sent (C-d would
-// end the shell).
-func (b *Shell) keyAtPrompt(cmd string) *Result {
-	code, out := 0, ""
-	if strings.ToUpper(string([]rune(cmd)[2])) == "C" {
-		code, out = 130, "^C"
-	}
-	cwd := b.Cwd()
-	if cwd == "" {
-		cwd = b.opts.Dir
-	}
-	b.status, b.shown = statusCompleted, false
-	return &Result{Outcome: Completed, Command: cmd, Output: out, ExitCode: code, Cwd: cwd}
 }
 
 // IsSpecialKey is bash.py's _is_special_key: "C-" and one more character.

@@ -25,9 +25,8 @@ import (
 //   - openhands/execute_action is concurrent: package ohactions runs
 //     actions one at a time itself (like action_execution_server's
 //     asyncio.Lock), and a call waiting for its turn or for a command can
-//     be cancelled. Cancelling ends the wait only: a running command keeps
-//     running, as after a timeout, and its output so far comes with the
-//     next observation.
+//     be cancelled. Cancelling stops the action's command before the next
+//     action runs (package engine); a timeout leaves it running.
 //   - openhands/connect and the rest dial an OpenHands agent-server on
 //     demand: no network traffic of any kind happens before
 //     openhands/connect. Protocol "v0" answers that the V0 runtime role is

@@ -138,8 +138,8 @@ func lookupIdentity(env map[string]string) identity {
 // (ErrorObservation, "ERROR:\n..." contents), as in OpenHands; an error is
 // returned only for an action that cannot be decoded (*ActionError), a
 // closed runtime, or ctx ending. When ctx ends while a command runs, the
-// command keeps running, as after a timeout: its output so far is kept for
-// the next observation, and an empty `run` polls it.
+// caller has given up on it: the engine stops the command (Ctrl-C, then
+// signals) before the next action runs.
 func (r *Runtime) Execute(ctx context.Context, raw json.RawMessage) (*Observation, error) {
 	a, err := ParseAction(raw)
 	if err != nil {

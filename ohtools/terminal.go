@@ -94,7 +94,9 @@ func (t *terminal) run(ctx context.Context, args *terminalArgs) (*Observation, e
 		}
 		return o.observation(), nil
 	}
-	t.shell.Reset()
+	if err := t.shell.Reset(ctx); err != nil {
+		return nil, err
+	}
 	if pytext.Strip(args.command) == "" {
 		return textObservation(resetText), nil
 	}

@@ -213,8 +213,9 @@ func (a *Toolbox) Call(ctx context.Context, name string, arguments json.RawMessa
 // terminal command runs: when it prints (at most four times a second) and
 // once a second otherwise. The tool's own failures are observations with
 // IsError; the error is ctx's, or the agent's being closed. When ctx ends
-// while a command runs, the command is interrupted (Ctrl-C), as OpenHands
-// does when a conversation is interrupted.
+// while a command runs, the engine stops the command before the terminal
+// takes another call, as OpenHands does when a conversation is
+// interrupted.
 func (a *Toolbox) Run(ctx context.Context, c *Call, progress func(Progress)) (*Observation, error) {
 	select {
 	case <-a.closed:
@@ -227,13 +228,7 @@ func (a *Toolbox) Run(ctx context.Context, c *Call, progress func(Progress)) (*O
 			stop := a.reportProgress(progress)
 			defer stop()
 		}
-		obs, err := a.term.run(ctx, c.terminal)
-		if err != nil && ctx.Err() != nil {
-			ictx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			a.term.shell.Interrupt(ictx)
-			cancel()
-		}
-		return obs, err
+		return a.term.run(ctx, c.terminal)
 	case c.fileEditor != nil:
 		return a.fileEditor(ctx, c.fileEditor)
 	case c.tasks != nil:

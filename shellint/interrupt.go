@@ -48,8 +48,15 @@ type escalationStep struct {
 }
 
 func (s *Terminal) interrupt(ctx context.Context, c *command, reason string, hard bool) (*Result, error) {
+	ctrlC := func(c *command) { s.typeInput(s.procFor(c), []byte{0x03}) }
 	steps := []escalationStep{
-		{"ctrl_c", func(c *command) { s.typeInput(s.procFor(c), []byte{0x03}) }, s.opts.InterruptGrace},
+		{"ctrl_c", ctrlC, s.opts.InterruptGrace},
+		// A Ctrl-C that reached the shell between two commands of a list
+		// (`a; sleep 60; b`) is lost: bash goes on with the next. A second
+		// one finds that next command in the foreground, and the shell
+		// then abandons the rest of the list, where SIGTERM to the job
+		// would let it run on.
+		{"ctrl_c", ctrlC, secondInterruptGrace},
 		{"sigterm", func(c *command) { s.signalCommand(c, syscall.SIGTERM) }, s.opts.TermGrace},
 		{"sigkill", func(c *command) { s.signalCommand(c, syscall.SIGKILL) }, killGrace},
 	}
@@ -68,7 +75,7 @@ func (s *Terminal) interrupt(ctx context.Context, c *command, reason string, har
 	// A kill needs a process group other than the shell's; a command that
 	// has just started may not have forked its program yet.
 	if hard && s.awaitSignalTarget(c, fgForkTimeout) > 0 {
-		steps = steps[2:]
+		steps = steps[3:]
 	}
 	for _, st := range steps {
 		s.mu.Lock()

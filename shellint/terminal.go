@@ -26,6 +26,7 @@ const (
 	DefaultTermGrace      = 2 * time.Second
 	inputTimeout          = 2 * time.Second
 	killGrace             = 2 * time.Second
+	secondInterruptGrace  = 500 * time.Millisecond
 	closeGrace            = 500 * time.Millisecond
 	keptCommands          = 8
 	fgSettleTimeout       = 2 * time.Second
