@@ -84,6 +84,7 @@ func Workspace(t testing.TB) (*workspace.FS, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { roots.Close() }) // Windows cannot remove a directory held open
 	return workspace.New(roots, workspace.Options{}), dir
 }
 
