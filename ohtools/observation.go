@@ -49,6 +49,10 @@ type CommandInfo struct {
 	ExitCode   int // -1 while the command runs
 	Cwd        string
 	Running    bool
+	// Output is the command's output as this call gave it to the agent
+	// (truncated as the agent saw it), without OpenHands' notes around
+	// it: what a command's card shows once the call is over.
+	Output string
 }
 
 // EditInfo describes a file_editor call that changed a file.

@@ -178,7 +178,7 @@ func (o *terminalObservation) observation() *Observation {
 func (t *terminal) word(res *engine.Result, args *terminalArgs) *terminalObservation {
 	out := pytext.MiddleTruncate(res.Output, MaxOutput, truncateNotice)
 	o := &terminalObservation{body: out, exitCode: -1}
-	info := &CommandInfo{TerminalID: t.id, Command: res.Command, ExitCode: -1, Running: true}
+	info := &CommandInfo{TerminalID: t.id, Command: res.Command, ExitCode: -1, Running: true, Output: out}
 	switch res.Outcome {
 	case engine.NoPreviousLogs:
 		return &terminalObservation{body: noPreviousLogs, isError: true, exitCode: -1}

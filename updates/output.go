@@ -137,3 +137,6 @@ func (o *outputBuf) String() string {
 	}
 	return "[… " + strconv.Itoa(o.dropped) + " earlier bytes not shown]\n" + o.b.String()
 }
+
+// Len is how much the buffer holds.
+func (o *outputBuf) Len() int { return o.b.Len() + o.dropped }

@@ -39,6 +39,7 @@ type Tracker struct {
 	early   []*early              // session calls not yet matched to an action
 	live    map[int64]*call       // by session call id
 	running map[string]*call      // by terminal id: the call whose command shows there
+	unbound map[string]*early     // by terminal id: a command call still waiting for its action
 	terms   map[string]*outFilter // by terminal id
 }
 
@@ -61,12 +62,20 @@ type call struct {
 	sent     string // the output last sent
 	// end is the session's report of the call's end, when it ran here.
 	end *session.CallEvent
+	// over: the card got its final update; nothing may follow it.
+	over bool
 }
 
+// early is a session call whose action has not arrived yet. A command's
+// output that comes meanwhile is kept for its card.
 type early struct {
 	ev   session.CallEvent
 	key  string
 	seen time.Time
+	out  outputBuf
+	// end is the call's end, when it came before the action did (the
+	// agent-server's events can trail its tool calls).
+	end *session.CallEvent
 }
 
 // earlyTTL bounds how long a session call waits for its action: calls of
@@ -82,7 +91,7 @@ func New(o Options) *Tracker {
 		o.MaxOutput = 64 << 10
 	}
 	return &Tracker{opts: o, calls: map[string]*call{}, live: map[int64]*call{},
-		running: map[string]*call{}, terms: map[string]*outFilter{}}
+		running: map[string]*call{}, unbound: map[string]*early{}, terms: map[string]*outFilter{}}
 }
 
 // Observer is the tracker's view of the session's calls and terminals.
@@ -346,6 +355,15 @@ func (t *Tracker) bindEarly(c *call) bool {
 		case !bound && e.key == c.key:
 			bound = true
 			t.start(c, e.ev)
+			if e.out.Len() > 0 {
+				// What the command printed before its action arrived.
+				c.out.write(e.out.String(), t.opts.MaxOutput)
+				t.flushNow(c)
+			}
+			if e.end != nil {
+				delete(t.live, e.ev.ID)
+				t.ended(c, *e.end)
+			}
 		case now.Sub(e.seen) < earlyTTL:
 			keep = append(keep, e)
 		}
@@ -363,9 +381,15 @@ func (t *Tracker) sessionCall(ev session.CallEvent) {
 			delete(t.live, ev.ID)
 			t.ended(c, ev)
 		}
-		for i, e := range t.early {
+		for _, e := range t.early {
 			if e.ev.ID == ev.ID {
-				t.early = append(t.early[:i], t.early[i+1:]...)
+				// Its action may still come: it then completes the card
+				// with what the session saw. Its terminal's next output
+				// is another command's.
+				e.end = &ev
+				if t.unbound[e.ev.TerminalID] == e {
+					delete(t.unbound, e.ev.TerminalID)
+				}
 				break
 			}
 		}
@@ -379,12 +403,19 @@ func (t *Tracker) sessionCall(ev session.CallEvent) {
 			return
 		}
 	}
-	t.early = append(t.early, &early{ev: ev, key: key, seen: time.Now()})
+	e := &early{ev: ev, key: key, seen: time.Now()}
+	t.early = append(t.early, e)
+	if ev.Tool == "terminal" && ev.TerminalID != "" {
+		t.unbound[ev.TerminalID] = e
+	}
 }
 
 // start marks a call as running in the session.
 func (t *Tracker) start(c *call, ev session.CallEvent) {
 	t.live[ev.ID] = c
+	if e := t.unbound[ev.TerminalID]; e != nil && e.ev.ID == ev.ID {
+		delete(t.unbound, ev.TerminalID)
+	}
 	u := &ToolCall{SessionUpdate: "tool_call_update", ToolCallID: c.id, Status: "in_progress"}
 	if c.tool == "terminal" {
 		c.terminal = ev.TerminalID
@@ -431,7 +462,10 @@ func (t *Tracker) terminal(ev session.TerminalEvent) {
 	}
 	out, ended := f.write(ev.Output.Data)
 	c := t.running[ev.TerminalID]
-	if c == nil {
+	if c == nil || c.over {
+		if e := t.unbound[ev.TerminalID]; e != nil && out != "" {
+			e.out.write(out, t.opts.MaxOutput)
+		}
 		return
 	}
 	if out != "" {
@@ -449,7 +483,7 @@ func (t *Tracker) terminal(ev session.TerminalEvent) {
 func (t *Tracker) flushOutput(c *call) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if c.flush == nil {
+	if c.flush == nil || c.over {
 		return
 	}
 	c.flush = nil
@@ -458,7 +492,7 @@ func (t *Tracker) flushOutput(c *call) {
 
 // flushNow sends the output a throttled update holds back, at once.
 func (t *Tracker) flushNow(c *call) {
-	if c.flush == nil && c.sent == c.out.String() {
+	if c.over || (c.flush == nil && c.sent == c.out.String()) {
 		return
 	}
 	if c.flush != nil {
@@ -484,6 +518,7 @@ func (t *Tracker) observation(e *event) {
 		return
 	}
 	t.unwait(c)
+	t.finish(c)
 	obsText := observationText(e.Observation.Content)
 	u := &ToolCall{SessionUpdate: "tool_call_update", ToolCallID: c.id, Status: "completed"}
 	if e.Observation.IsError {
@@ -494,8 +529,13 @@ func (t *Tracker) observation(e *event) {
 	}
 	switch c.tool {
 	case "terminal":
+		// The card ends with the output the agent received: the session's
+		// record of the call when it ran here (the live stream may trail,
+		// or have begun before the card existed), else the agent's text.
 		body := obsText
-		if c.terminal != "" {
+		if c.end != nil && c.end.Observation != nil && c.end.Observation.Command != nil {
+			body = c.end.Observation.Command.Output
+		} else if c.terminal != "" {
 			body = c.out.String()
 		}
 		u.Content = textContent(body)
@@ -596,7 +636,22 @@ func (t *Tracker) fail(id, why string) {
 		return
 	}
 	t.unwait(c)
+	t.finish(c)
 	t.emit(&ToolCall{SessionUpdate: "tool_call_update", ToolCallID: id, Status: "failed", Content: textContent(why)})
+}
+
+// finish closes a call's card before its final update: its live output
+// stops, and a throttled update it still holds is dropped, so nothing
+// follows the completion.
+func (t *Tracker) finish(c *call) {
+	c.over = true
+	if c.flush != nil {
+		c.flush.Stop()
+		c.flush = nil
+	}
+	if c.terminal != "" && t.running[c.terminal] == c {
+		delete(t.running, c.terminal)
+	}
 }
 
 func (t *Tracker) unwait(c *call) {
