@@ -72,10 +72,15 @@ func (a *Server) prompt(ctx context.Context, p *promptParams) (any, error) {
 		return nil, rpc.NewError(rpc.CodeInvalidRequest, fmt.Sprintf("a prompt is already running in session %s; wait for its answer or send session/cancel", s.id), nil)
 	}
 	s.turn = t
+	s.quiet = false
 	s.mu.Unlock()
+	s.sess.ReleaseCalls()
 	defer func() {
 		s.mu.Lock()
 		s.turn = nil
+		// After a cancelled turn's answer nothing of it may reach the
+		// client (ACP); the next prompt opens the session again.
+		s.quiet = t.cancelled
 		s.mu.Unlock()
 	}()
 	// The turn can end before the message's POST has its answer: the
@@ -157,6 +162,9 @@ func (s *acpSession) cancelTurn() {
 	t.cancelled = true
 	close(t.cancel)
 	s.mu.Unlock()
+	// Nothing else runs in the turn: calls the agent makes before its
+	// interrupt lands are refused.
+	s.sess.HoldCalls("the person cancelled the turn; nothing more runs in it")
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), cancelGrace)
 		defer cancel()

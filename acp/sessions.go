@@ -29,6 +29,7 @@ type acpSession struct {
 	mu      sync.Mutex
 	loading bool  // session/load is replaying the conversation
 	turn    *turn // the prompt running, if any
+	quiet   bool  // a cancelled turn answered: its late updates are dropped
 	// lastError is the last ConversationErrorEvent's code, for the stop
 	// reason.
 	lastError string
@@ -263,8 +264,11 @@ func (s *acpSession) close(ctx context.Context) {
 // messages are not echoed: the client shows what it sent.
 func (s *acpSession) update(u updates.Update) {
 	s.mu.Lock()
-	id, loading := s.id, s.loading
+	id, loading, quiet := s.id, s.loading, s.quiet
 	s.mu.Unlock()
+	if quiet && !loading {
+		return
+	}
 	if c, ok := u.(*updates.Chunk); ok && c.SessionUpdate == "user_message_chunk" && !loading {
 		return
 	}
@@ -299,5 +303,13 @@ func (s *acpSession) askPermission(ctx context.Context, req session.PermissionRe
 	if s.conv != nil {
 		id = s.conv.ToolCallID(ctx, req, time.Second)
 	}
-	return updates.AskPermission(ctx, s.a.peer.Call, req, id, map[string]any{"sessionId": s.sessionID()})
+	out, err := updates.AskPermission(ctx, s.a.peer.Call, req, id, map[string]any{"sessionId": s.sessionID()})
+	if err == nil && out.Cancelled {
+		// ACP: a permission request answers "cancelled" because the
+		// person cancelled the turn (agent-shell answers it before its
+		// session/cancel): the turn ends here, not with a "no" the agent
+		// would work around.
+		s.cancelTurn()
+	}
+	return out, err
 }

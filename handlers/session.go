@@ -93,5 +93,9 @@ func (h *Handlers) askPermission(ctx context.Context, req session.PermissionRequ
 	if req.Agent != "" {
 		extra = map[string]any{"agent": req.Agent}
 	}
-	return updates.AskPermission(ctx, h.conn.Call, req, id, extra)
+	out, err := updates.AskPermission(ctx, h.conn.Call, req, id, extra)
+	// The editor's prompt answers "cancelled" when the person dismisses
+	// it: a "no" to this action, not the end of anything.
+	out.Cancelled = false
+	return out, err
 }

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"sync/atomic"
@@ -110,6 +111,9 @@ func (a *Agent) Call(ctx context.Context, tool string, args json.RawMessage, pro
 	}
 	act := call.Action
 	a.calls.Add(1)
+	if err := a.s.held(); err != nil {
+		return nil, err
+	}
 	if act.NeedsPermission && !a.s.takeApproval(tool, args) {
 		ok, err := a.s.Permit(ctx, PermissionRequest{
 			ToolCallID: fmt.Sprintf("%s-%d", a.id, a.callSeq.Add(1)),
@@ -119,9 +123,12 @@ func (a *Agent) Call(ctx context.Context, tool string, args json.RawMessage, pro
 			RawInput:   args,
 			Agent:      a.name,
 		})
+		var cancelled *CancelledError
 		switch {
 		case ctx.Err() != nil:
 			return nil, ctx.Err()
+		case errors.As(err, &cancelled):
+			return nil, err
 		case err != nil:
 			return ohtools.Failure(err.Error()), nil
 		case !ok:
@@ -162,4 +169,26 @@ func (s *Session) InterruptAgents(ctx context.Context) {
 	for _, a := range agents {
 		a.Interrupt(ctx)
 	}
+}
+
+// HoldCalls makes every tool call that arrives answer a *CancelledError
+// saying why, until ReleaseCalls: a face whose person cancelled a turn
+// lets nothing else of that turn run. Running commands are the face's to
+// interrupt (InterruptAgents).
+func (s *Session) HoldCalls(why string) {
+	s.mu.Lock()
+	s.hold = why
+	s.mu.Unlock()
+}
+
+// ReleaseCalls lets tool calls run again.
+func (s *Session) ReleaseCalls() { s.HoldCalls("") }
+
+func (s *Session) held() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.hold == "" {
+		return nil
+	}
+	return &CancelledError{Why: s.hold}
 }

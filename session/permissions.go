@@ -30,11 +30,24 @@ const (
 	RejectOnce  = "reject_once"
 )
 
-// PermissionOutcome is the person's answer: the option chosen, or none
-// (the prompt was dismissed or cancelled).
+// PermissionOutcome is the person's answer: the option chosen, or none.
 type PermissionOutcome struct {
-	OptionID string // AllowOnce, AllowAlways, RejectOnce; "" when cancelled
+	OptionID string // AllowOnce, AllowAlways, RejectOnce; "" when none was chosen
+	// Cancelled says the question was withdrawn rather than answered (ACP's
+	// {"outcome": "cancelled"}: the person stopped the turn). The action
+	// does not run, and it is not a "no" the agent should work around.
+	Cancelled bool
 }
+
+// CancelledError answers an action whose permission question was
+// cancelled, or that came while the face holds the session's calls (a
+// cancelled turn): it does not run.
+type CancelledError struct{ Why string }
+
+func (e *CancelledError) Error() string { return e.Why }
+
+// Kind returns "cancelled".
+func (e *CancelledError) Kind() string { return "cancelled" }
 
 // permissions remembers "allow always", per kind of action: after it,
 // actions of that kind (every command, say) run without asking.
@@ -46,7 +59,8 @@ type permissions struct {
 
 // Permit asks the person whether an action may run, unless an earlier
 // "Allow always" covers its kind, or the session has no one to ask. It
-// returns an error only when the question could not be put.
+// returns an error when the question could not be put, and a
+// *CancelledError when it was withdrawn.
 func (s *Session) Permit(ctx context.Context, req PermissionRequest) (bool, error) {
 	if s.opts.AskPermission == nil {
 		return true, nil
@@ -60,6 +74,9 @@ func (s *Session) Permit(ctx context.Context, req PermissionRequest) (bool, erro
 	out, err := s.opts.AskPermission(ctx, req)
 	if err != nil {
 		return false, fmt.Errorf("could not ask the user for permission: %w", err)
+	}
+	if out.Cancelled {
+		return false, &CancelledError{Why: "the person cancelled the turn while asked about " + req.Title + "; it did not run"}
 	}
 	if out.OptionID == AllowAlways {
 		s.perms.mu.Lock()

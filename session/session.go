@@ -58,6 +58,7 @@ type Session struct {
 	callIDs atomic.Int64
 
 	mu        sync.Mutex
+	hold      string // why tool calls are held; "" lets them run
 	agents    map[*Agent]struct{}
 	nextAgent int
 	closed    bool

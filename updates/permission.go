@@ -43,7 +43,11 @@ func AskPermission(ctx context.Context, call func(ctx context.Context, method st
 	if err := call(ctx, "session/request_permission", params, &res); err != nil {
 		return session.PermissionOutcome{}, err
 	}
-	if res.Outcome.Outcome != "selected" {
+	switch res.Outcome.Outcome {
+	case "selected":
+	case "cancelled":
+		return session.PermissionOutcome{Cancelled: true}, nil
+	default:
 		return session.PermissionOutcome{}, nil
 	}
 	return session.PermissionOutcome{OptionID: res.Outcome.OptionID}, nil

@@ -240,6 +240,33 @@ async function main() {
   check('rejected: the edit allowed still landed', fs.readFileSync(notes, 'utf8') === 'beta disk\n');
   C.child.stdin.end();
 
+  // F: the person cancels while asked about the command: the permission
+  // request answers "cancelled" (agent-shell sends its session/cancel only
+  // after that, and CodeCompanion sometimes not at all, as here). The turn
+  // ends cancelled, nothing else of it runs (not the command, not the plan
+  // after it), and no update follows the answer.
+  fs.writeFileSync(notes, 'alpha disk\n');
+  fs.rmSync(ran, { force: true });
+  const f = recorder({ permit: allowAll });
+  f.requestPermission = async (p) => {
+    f.permissions.push(p);
+    if (p.toolCall.kind !== 'execute') return { outcome: { outcome: 'selected', optionId: 'allow_once' } };
+    return { outcome: { outcome: 'cancelled' } };
+  };
+  const F = await start(acp, f, env);
+  await init(F.conn, false);
+  const fSession = (await F.conn.newSession({ cwd: ws, mcpServers: [] })).sessionId;
+  res = await F.conn.prompt({ sessionId: fSession, prompt: [{ type: 'text', text: 'Fix the notes.' }] });
+  const atAnswer = f.updates.length;
+  check('cancelled question: the turn ends with cancelled', res.stopReason === 'cancelled', res);
+  check('cancelled question: the command never ran', !fs.existsSync(ran));
+  check('cancelled question: nothing after it ran (no plan)', !f.updates.some((u) => u.sessionUpdate === 'plan'), f.updates.map((u) => u.sessionUpdate));
+  // A negative can only be bounded: the stand-in's agent takes a step in
+  // milliseconds, so 1.5 s holds any late event of the cancelled turn.
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  check('cancelled question: no update followed the answer', f.updates.length === atAnswer, f.updates.slice(atAnswer));
+  F.child.stdin.end();
+
   // D: a new connection loads A's session: the history replays first.
   const d = recorder({ permit: allowAll });
   const D = await start(acp, d, env);
