@@ -121,6 +121,22 @@ async function toolChecks(label, client, { ws, python }) {
   check(`${label}: notifications/cancelled interrupted the command`, later === after && after < 200, { after, later });
   r = await client.callTool({ name: 'terminal', arguments: { command: 'echo free' } });
   check(`${label}: the terminal is free after the cancel`, text(r) === done('free', ws, python), text(r));
+
+  // An agent's next call comes 15–30 ms after its notifications/cancelled,
+  // here at once, while a command that takes a second to exit after
+  // Ctrl-C (a test runner, a server) is still stopping: it waits for the
+  // stop, then runs, and is never "NOT executed".
+  const slow = new AbortController();
+  let slowErr;
+  try {
+    await client.callTool({ name: 'terminal', arguments: { command: `bash -c "trap 'sleep 1; exit 3' INT; printf 'st%sing\\n' opp; sleep 60 & wait; touch ${path.join(ws, 'ran-on')}"`, timeout: 120 } },
+      undefined, { signal: slow.signal, timeout: 120000, onprogress: (p) => { if (/stopping/.test(p.message || '')) slow.abort('gave up'); } });
+  } catch (err) {
+    slowErr = err;
+  }
+  r = await client.callTool({ name: 'terminal', arguments: { command: 'echo right-after' } });
+  check(`${label}: the call right after a cancel runs once the slow command stopped`, slowErr !== undefined && text(r) === done('right-after', ws, python), text(r));
+  check(`${label}: the cancelled command did not run on`, !fs.existsSync(path.join(ws, 'ran-on')));
 }
 
 async function overStdio() {
