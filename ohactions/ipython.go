@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/oh-bridge/oh-bridge/pytext"
@@ -100,7 +99,7 @@ func startPython(interpreter, dir string) (*pythonSession, error) {
 	cmd.Dir = dir
 	cmd.Stdin = ir
 	cmd.ExtraFiles = []*os.File{pw}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownProcessGroup(cmd)
 	cmd.Env = append(os.Environ(), "PYTHONUNBUFFERED=1", "PAGER=cat", "TERM=dumb")
 	if err := cmd.Start(); err != nil {
 		pr.Close()
@@ -140,7 +139,7 @@ func (p *pythonSession) close() {
 	p.once.Do(func() {
 		p.dead.Store(true)
 		p.stdin.Close()
-		syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		killGroup(p.cmd.Process)
 		p.cmd.Wait()
 		p.replyFile.Close()
 	})
@@ -222,7 +221,7 @@ func (r *Runtime) runIPython(ctx context.Context, a *Action) (*Observation, erro
 		text = rep.text
 	case <-timeoutC:
 		// The Jupyter plugin interrupts the kernel and reports the timeout.
-		syscall.Kill(py.cmd.Process.Pid, syscall.SIGINT)
+		interruptProcess(py.cmd.Process)
 		select {
 		case <-replyC:
 		case <-time.After(5 * time.Second):
@@ -230,7 +229,7 @@ func (r *Runtime) runIPython(ctx context.Context, a *Action) (*Observation, erro
 		}
 		text = "[Execution timed out (" + pytext.Float(*a.Timeout) + " seconds).]"
 	case <-ctx.Done():
-		syscall.Kill(py.cmd.Process.Pid, syscall.SIGINT)
+		interruptProcess(py.cmd.Process)
 		select {
 		case <-replyC:
 		case <-time.After(5 * time.Second):
