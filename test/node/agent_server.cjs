@@ -168,7 +168,8 @@ async function main() {
     check('B: the card ran in_progress in the agent\'s terminal, then completed with exit code 0',
       callUpdates.some((u) => u.status === 'in_progress' && /^agent-\d+$/.test(u._meta.ohBridge.terminalId)) && final.status === 'completed' &&
       final.rawOutput.exitCode === 0, callUpdates);
-    check('B: the card shows the command\'s output', final.content !== undefined && final.content[0].content.text === 'hi\nhi\n', final.content);
+    // The card ends with the output as the agent received it.
+    check('B: the card shows the command\'s output', final.content !== undefined && final.content[0].content.text === 'hi\nhi', final.content);
     await until('the agent\'s answer as an update', () => updates.some((u) => u.update.sessionUpdate === 'agent_message_chunk')).catch(() => undefined);
     check('B: the view gets the agent\'s answer', updates.some((u) => u.update.sessionUpdate === 'agent_message_chunk' && u.update.content.text === 'hello.txt has hi.'),
       mine.filter((u) => u.sessionUpdate.endsWith('chunk')));
