@@ -22,10 +22,12 @@
 //	              to it, a new command is NOT executed; its end moves the
 //	              shell to idle.
 //	interrupting  a request's caller gave up while its command ran (its ctx
-//	              ended), or Interrupt was called: Ctrl-C, then SIGTERM to
-//	              the foreground process group after 2 s, SIGKILL after 2 s
-//	              more, then the whole terminal (shellint's escalation),
-//	              within StopTimeout. A request that arrives meanwhile waits
+//	              ended), or Interrupt was called: Ctrl-C; after 2 s a
+//	              second Ctrl-C (the first may have fallen between two
+//	              commands of a list); after 0.5 s SIGTERM to the
+//	              foreground process group; after 2 s SIGKILL; after 2 s
+//	              more the whole terminal (shellint's escalation), within
+//	              StopTimeout. A request that arrives meanwhile waits
 //	              for the turn; then the shell is idle.
 //	exited        the shell died; the next command starts a new one in the
 //	              last directory.
