@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -263,7 +264,13 @@ func (b *clientBuffers) ApplyFullText(ctx context.Context, path, oldText, newTex
 }
 
 // fileURI is the file:// URI of a local path.
-func fileURI(path string) string { return (&url.URL{Scheme: "file", Path: path}).String() }
+func fileURI(path string) string {
+	p := filepath.ToSlash(path)
+	if filepath.VolumeName(path) != "" && !strings.HasPrefix(p, "/") {
+		p = "/" + p // C:\work is file:///C:/work
+	}
+	return (&url.URL{Scheme: "file", Path: p}).String()
+}
 
 // minimalEdit returns one edit replacing the part of oldText that differs
 // from newText: the common prefix and suffix are kept. The cut points never

@@ -106,5 +106,9 @@ func fileURIPath(uri string) (string, error) {
 	if u.Host != "" && u.Host != "localhost" {
 		return "", fmt.Errorf("%q names host %q; only local file:// URIs are supported", uri, u.Host)
 	}
-	return filepath.FromSlash(u.Path), nil
+	p := u.Path
+	if len(p) >= 3 && p[0] == '/' && p[2] == ':' && filepath.VolumeName(p[1:]) != "" {
+		p = p[1:] // file:///C:/work is C:\work on Windows
+	}
+	return filepath.FromSlash(p), nil
 }

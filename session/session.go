@@ -144,6 +144,9 @@ func (s *Session) Close(ctx context.Context) error {
 	case <-ctx.Done():
 		return errors.New("the session's processes did not end before the shutdown deadline")
 	}
+	// Windows keeps a root folder from being renamed or removed while it
+	// is held open.
+	s.roots.Close()
 	return errors.Join(errs...)
 }
 

@@ -91,9 +91,7 @@ func TestUpdateOrderOverManyTurns(t *testing.T) {
 		steps = append(steps, func() { tr.Event(observation) })
 		at := rng.IntN(len(steps)) // before the observation
 		steps = append(steps[:at], append([]func(){func() { tr.Event(action) }}, steps[at:]...)...)
-		for _, piece := range tail {
-			steps = append(steps, piece)
-		}
+		steps = append(steps, tail...)
 		for _, step := range steps {
 			step()
 			if rng.IntN(8) == 0 {
