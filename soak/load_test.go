@@ -179,7 +179,11 @@ func (l *load) commands(ctx context.Context, start time.Time, n int) error {
 			return err
 		}
 		if r.Running || r.ExitCode == nil || *r.ExitCode != sc.exit || !strings.Contains(r.Output, sc.contains) {
-			return fmt.Errorf("%q in %s: got exit %v, running %v, output %q; want exit %d and %q", sc.text, id, r.ExitCode, r.Running, tail(r.Output), sc.exit, sc.contains)
+			code := "none"
+			if r.ExitCode != nil {
+				code = fmt.Sprint(*r.ExitCode)
+			}
+			return fmt.Errorf("%q in %s: got exit %s, running %v, output %q; want exit %d and %q", sc.text, id, code, r.Running, tail(r.Output), sc.exit, sc.contains)
 		}
 		l.n.commands.Add(1)
 	}
@@ -281,7 +285,14 @@ func (l *load) edit(ctx context.Context, f int, s *fileState, round int) error {
 	path := editPath(l.root, f)
 	if round%5 == 4 {
 		s.k++
-		if err := os.WriteFile(path, []byte(editFile(f, s.n, s.k)), 0o644); err != nil {
+		// The outside world writes as an editor saving does, by rename: a
+		// truncating write would let a worker's `grep -c counter` of the
+		// same file catch it empty.
+		tmp := path + ".external"
+		if err := os.WriteFile(tmp, []byte(editFile(f, s.n, s.k)), 0o644); err != nil {
+			return err
+		}
+		if err := os.Rename(tmp, path); err != nil {
 			return err
 		}
 		s.stale = true
