@@ -40,21 +40,36 @@ func (s *Terminal) typeInput(p *ptyProc, data []byte) error {
 	return s.writeInput(p, data)
 }
 
-func (s *Terminal) writeInput(p *ptyProc, data []byte) error {
+func (s *Terminal) writeInput(p *ptyProc, data []byte) error { return s.writeLine(p, 0, data) }
+
+// writeLine writes data, the line of command seq (0: input for whatever
+// reads it). The process keeps how far the line reached, so that a shell
+// that dies is known to have read it or not (ptyProc.readLine).
+func (s *Terminal) writeLine(p *ptyProc, seq int, data []byte) error {
 	if p == nil {
 		return &NotRunningError{TerminalID: s.id}
 	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	n, err := p.write(data, inputTimeout)
+	n, err := p.writeLine(seq, data, inputTimeout)
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		return &InputBlockedError{TerminalID: s.id, Written: n}
 	}
 	if err != nil {
+		if errors.Is(err, errLeaderGone) {
+			// Wait until the terminal has recorded the exit, so that the
+			// caller finds it dead (and a command it submitted ended).
+			<-p.exited
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
 		return &DeadError{TerminalID: s.id, ExitCode: s.status}
 	}
 	return nil
 }
+
+// errLeaderGone refuses a write to a terminal whose shell has exited.
+var errLeaderGone = errors.New("the terminal's process has exited")
 
 // Resize changes the terminal's window size.
 func (s *Terminal) Resize(cols, rows int) error {

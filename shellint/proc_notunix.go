@@ -21,14 +21,19 @@ type ptyProc struct {
 	status int
 }
 
-func startProc(argv, env []string, dir string, cols, rows int, onData func(*ptyProc, []byte), onExit func(*ptyProc)) (*ptyProc, error) {
+func startProc(argv, env []string, secret []byte, dir string, cols, rows int, onData func(*ptyProc, []byte), onExit func(*ptyProc)) (*ptyProc, error) {
 	return nil, platformError()
 }
 
-func (p *ptyProc) write(b []byte, timeout time.Duration) (int, error) { return 0, platformError() }
-func (p *ptyProc) fgPgid() int                                        { return 0 }
-func (p *ptyProc) setSize(cols, rows int) error                       { return platformError() }
-func (p *ptyProc) setEcho(on bool) error                              { return platformError() }
-func (p *ptyProc) terminate(grace time.Duration)                      {}
+func (p *ptyProc) writeLine(seq int, b []byte, timeout time.Duration) (int, error) {
+	return 0, platformError()
+}
+func (p *ptyProc) readLine(seq int) bool         { return false }
+func (p *ptyProc) fgPgid() int                   { return 0 }
+func (p *ptyProc) setSize(cols, rows int) error  { return platformError() }
+func (p *ptyProc) setEcho(on bool) error         { return platformError() }
+func (p *ptyProc) saveLine()                     {}
+func (p *ptyProc) prepareLine() error            { return platformError() }
+func (p *ptyProc) terminate(grace time.Duration) {}
 
 func signalGroup(pg int, sig syscall.Signal) error { return platformError() }

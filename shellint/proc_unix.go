@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -21,26 +22,67 @@ const terminalsSupported = true
 // ptyProc is one process started as a session leader on its own PTY: the
 // interactive shell, or one fallback `bash -c`.
 type ptyProc struct {
-	f      *os.File // PTY master, non-blocking (reads unblock on Close)
+	f *os.File // PTY master, non-blocking (reads unblock on Close)
+	// tty is the PTY's terminal side, held open for its line discipline
+	// (line_unix.go): its termios, its input queue. Closed once the
+	// leader is reaped, so that the master then reads EOF.
+	tty    *os.File
 	cmd    *exec.Cmd
 	pid    int
 	waited chan struct{} // closed when the leader has been reaped
 	exited chan struct{} // closed after leftovers were killed, output drained and onExit ran
 	status int           // leader's exit status (128+signal when signalled)
+
+	// line is the line discipline the shell started with (saveLine);
+	// nil: none saved, the terminal's settings are left as they are.
+	line *unix.Termios
+
+	// wmu orders writes against the leader's exit, so that what the
+	// shell had read when it died is known exactly (input.go, reader.go).
+	wmu      sync.Mutex
+	sent     int64 // bytes written to the terminal
+	lineSeq  int   // the command whose line was written last (writeLine)
+	lineEnd  int64 // sent just after that line
+	gone     bool  // the leader has exited: nothing more is written
+	consumed int64 // once gone: the bytes the shell had read of sent
 }
 
-// startProc starts argv on a new PTY. onData gets every chunk read (valid
-// only during the call); onExit runs once the process is gone and its output
+// startProc starts argv on a new PTY. A non-empty secret is handed to it
+// on file descriptor 3, a pipe that holds the secret and then ends: no
+// environment block or file ever holds it (the integration scripts read
+// it and close the descriptor). onData gets every chunk read (valid only
+// during the call); onExit runs once the process is gone and its output
 // has been drained.
-func startProc(argv, env []string, dir string, cols, rows int, onData func(*ptyProc, []byte), onExit func(*ptyProc)) (*ptyProc, error) {
+func startProc(argv, env []string, secret []byte, dir string, cols, rows int, onData func(*ptyProc, []byte), onExit func(*ptyProc)) (*ptyProc, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = env
 	cmd.Dir = dir
-	// StartWithSize makes the child a session leader (Setsid) with the
-	// PTY as controlling terminal (Setctty), so job control works and the
-	// whole session can be found and killed later.
-	master, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)})
+	if len(secret) > 0 {
+		r, err := secretPipe(secret)
+		if err != nil {
+			return nil, err
+		}
+		defer r.Close()
+		cmd.ExtraFiles = []*os.File{r}
+	}
+	master, tty, err := pty.Open()
 	if err != nil {
+		return nil, err
+	}
+	if err := pty.Setsize(master, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)}); err != nil {
+		master.Close()
+		tty.Close()
+		return nil, err
+	}
+	// The child is a session leader (Setsid) with the PTY as controlling
+	// terminal (Setctty, its fd 0), so job control works and the whole
+	// session can be found and killed later. This is pty.StartWithSize,
+	// keeping the terminal side open here.
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+	if err := cmd.Start(); err != nil {
+		master.Close()
+		tty.Close()
 		return nil, err
 	}
 	// creack/pty leaves the master blocking; a blocking read cannot be
@@ -51,12 +93,14 @@ func startProc(argv, env []string, dir string, cols, rows int, onData func(*ptyP
 	}
 	master.Close()
 	if err != nil {
+		tty.Close()
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 		return nil, err
 	}
 	p := &ptyProc{
 		f:      os.NewFile(uintptr(fd), "ptmx"),
+		tty:    tty,
 		cmd:    cmd,
 		pid:    cmd.Process.Pid,
 		waited: make(chan struct{}),
@@ -79,6 +123,7 @@ func startProc(argv, env []string, dir string, cols, rows int, onData func(*ptyP
 	go func() {
 		_ = cmd.Wait()
 		p.status = exitStatus(cmd.ProcessState)
+		p.leaderGone()
 		close(p.waited)
 		// Background jobs keep the PTY open (no EOF) and would outlive
 		// the shell; nothing may survive its session.
@@ -137,12 +182,43 @@ func (p *ptyProc) setSize(cols, rows int) error {
 	return ioErr
 }
 
-// write writes b, giving up when the terminal stops taking input.
-func (p *ptyProc) write(b []byte, timeout time.Duration) (int, error) {
+// writeLine writes b, the line that submits command seq (0: not a
+// line, input), giving up when the terminal stops taking input.
+func (p *ptyProc) writeLine(seq int, b []byte, timeout time.Duration) (int, error) {
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+	if p.gone {
+		return 0, errLeaderGone
+	}
 	_ = p.f.SetWriteDeadline(time.Now().Add(timeout))
 	n, err := p.f.Write(b)
 	_ = p.f.SetWriteDeadline(time.Time{})
+	p.sent += int64(n)
+	if seq != 0 && err == nil {
+		p.lineSeq, p.lineEnd = seq, p.sent
+	}
 	return n, err
+}
+
+// leaderGone records, once the leader is reaped, how much of what was
+// written it had read (what the terminal still queues was not), refuses
+// later writes, and lets go of the terminal side so the master reads EOF
+// once the session's other members are gone too.
+func (p *ptyProc) leaderGone() {
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+	p.gone = true
+	p.consumed = p.sent - int64(p.takeUnread())
+	p.tty.Close()
+}
+
+// readLine reports whether the leader read the whole line of command
+// seq before it exited: false if that line was never written, or the
+// terminal still held part of it. Valid once the leader is reaped.
+func (p *ptyProc) readLine(seq int) bool {
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+	return p.gone && p.lineSeq == seq && p.consumed >= p.lineEnd
 }
 
 // terminate ends the process and everything in its session: SIGHUP first
@@ -240,32 +316,20 @@ func readStat(pid int) (procStat, error) {
 	return procStat{state: f[0], pgrp: pg, session: sess}, nil
 }
 
-// setEcho turns the terminal's echo of typed input on or off. Termios
-// requests on the master act on the terminal the shell holds.
-func (p *ptyProc) setEcho(on bool) error {
-	rc, err := p.f.SyscallConn()
+// secretPipe returns the read end of a pipe that holds secret and then
+// ends. The secret fits in the pipe's buffer, so nothing waits to write.
+func secretPipe(secret []byte) (*os.File, error) {
+	r, w, err := os.Pipe()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var ioErr error
-	err = rc.Control(func(fd uintptr) {
-		t, err := unix.IoctlGetTermios(int(fd), ioctlGetTermios)
-		if err != nil {
-			ioErr = err
-			return
-		}
-		if (t.Lflag&unix.ECHO != 0) == on {
-			return
-		}
-		if on {
-			t.Lflag |= unix.ECHO
-		} else {
-			t.Lflag &^= unix.ECHO
-		}
-		ioErr = unix.IoctlSetTermios(int(fd), ioctlSetTermios, t)
-	})
+	_, err = w.Write(secret)
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
 	if err != nil {
-		return err
+		r.Close()
+		return nil, err
 	}
-	return ioErr
+	return r, nil
 }

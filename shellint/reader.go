@@ -56,6 +56,13 @@ func (s *Terminal) onMarkLocked(m mark) {
 	case "A":
 		if !s.ready {
 			s.ready = true
+			// The line discipline the shell reads its lines in, put back
+			// before each line (line_unix.go). A line editor sets its own
+			// while it reads, and this prompt may come before or after it
+			// did: there the editor's own reset stands.
+			if !s.opts.LineEditing {
+				s.proc.saveLine()
+			}
 			s.broadcastLocked()
 		}
 		if s.promptPending {
@@ -144,8 +151,14 @@ func (s *Terminal) onExit(p *ptyProc) {
 	s.status = p.status
 	if c := s.cur; c != nil && !c.done {
 		reason := "shell_exited"
-		if s.closed {
+		switch {
+		case s.closed:
 			reason = "closed"
+		case !p.readLine(c.seq):
+			// The shell died before it read the line (a program left the
+			// terminal so that the prompt read end-of-input, or the
+			// shell was killed): nothing of the command ran.
+			reason = "not_run"
 		}
 		s.finishLocked(c, p.status, reason)
 	}

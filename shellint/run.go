@@ -22,12 +22,20 @@ import (
 // returned before for this command) and, once finished, the exit code. If
 // ctx ends first, Run returns the partial Result with Reason "canceled"
 // together with ctx.Err(); the command keeps running.
+//
+// If the shell exits before it reads the command (a program left the
+// terminal unable to read a line, the shell was killed), nothing of the
+// command ran: Run returns a *DeadError, as for a terminal already dead.
 func (s *Terminal) Run(ctx context.Context, command string, o RunOptions) (*Result, error) {
 	c, err := s.submit(command, o.Cwd, false)
 	if err != nil {
 		return nil, err
 	}
-	return s.await(ctx, c, o)
+	r, err := s.await(ctx, c, o)
+	if err == nil && r.Reason == "not_run" {
+		return nil, &DeadError{TerminalID: s.id, ExitCode: *r.ExitCode}
+	}
+	return r, err
 }
 
 func (s *Terminal) submit(text, cwd string, reserved bool) (*command, error) {
@@ -122,16 +130,20 @@ func (s *Terminal) submit(text, cwd string, reserved bool) (*command, error) {
 		}
 		return c, nil
 	}
-	// The tty would echo the line as it takes it; the person watching the
-	// mirror sees the command text instead (mirror.go). ECHO comes back on
-	// with the next input sent to the terminal (SendInput): turning it on
-	// any earlier could race the line discipline still taking this line.
-	if err := shell.setEcho(false); err != nil {
-		s.log.Debug("could not turn terminal echo off", "error", err)
+	// The line discipline the shell started with comes back if a program
+	// changed it, and input nobody read goes (line_unix.go). The tty
+	// would echo the line as it takes it; the person watching the mirror
+	// sees the command text instead (mirror.go). ECHO comes back on with
+	// the next input sent to the terminal (SendInput): turning it on any
+	// earlier could race the line discipline still taking this line.
+	if err := shell.prepareLine(); err != nil {
+		s.log.Debug("could not prepare the terminal for a line", "error", err)
 	}
-	if err := s.writeInput(shell, []byte(line)); err != nil {
-		// The shell may still read the line later; leave the command
-		// running so it can be polled or interrupted.
+	if err := s.writeLine(shell, c.seq, []byte(line)); err != nil {
+		// A shell that exited has ended the command "not_run" by now
+		// (writeLine waits for that); one that does not take input may
+		// still read the line later: the command is left running so it
+		// can be polled or interrupted.
 		return nil, err
 	}
 	return c, nil
@@ -175,7 +187,7 @@ func (s *Terminal) startFallback(c *command) error {
 	// before, it was dropped as an abandoned process's.
 	s.mu.Lock()
 	c.started = true
-	p, err := startProc([]string{bash, "--noprofile", "--norc", "-c", script}, env, cwd, cols, rows,
+	p, err := startProc([]string{bash, "--noprofile", "--norc", "-c", script}, env, nil, cwd, cols, rows,
 		s.onData, s.onExit)
 	if err == nil {
 		c.proc = p

@@ -1,8 +1,12 @@
 package shellint
 
-// The integration scripts are static: the per-terminal nonce arrives in the
-// environment (BR_NONCE) and is moved into a shell variable before any user
-// file runs, so child processes never see it. Markers are:
+// The integration scripts are static. The per-terminal nonce arrives on
+// file descriptor 3 (startProc), which the script reads into an
+// unexported shell variable and closes before any user file runs: no
+// environment block holds it (a process's stays readable in
+// /proc/<pid>/environ for its whole life, whatever the shell unsets) and
+// no child inherits the descriptor, so a command's child processes cannot
+// learn it and forge the end of a command. Markers are:
 //
 //	C;<nonce>;<seq>        output starts (only with Options.LineEditing)
 //	P;Cwd=<dir>;<nonce>    working directory (value escaped as VS Code does)
@@ -63,6 +67,14 @@ package shellint
 // $'<text>'. The cwd is baked into P escaped so that no character in it
 // can end or split the marker.
 
+// readNonce takes the nonce from descriptor 3 and closes it (plain exec:
+// behind builtin, bash would close it for that command only). Nothing
+// has run yet that could have defined a function named read or exec.
+const readNonce = `__br_nonce=""
+{ IFS= builtin read -r __br_nonce <&3; } 2>/dev/null
+exec 3<&-
+`
+
 // sharedVars are the state both shells' integrations start from.
 const sharedVars = `__br_seq=""
 __br_ec=0
@@ -102,13 +114,14 @@ __br_rd() { __br_c=""; IFS= builtin read -r -d '' __br_c < "$1" || :; }
 const bashIntegration = `# oh-bridge shell integration for bash. Generated; removed with the terminal.
 if [[ -n "${__br_loaded:-}" ]]; then builtin return; fi
 __br_loaded=1
-__br_nonce="${BR_NONCE:-}"
-__br_norc="${BR_NORC:-}"
+` + readNonce + `__br_norc="${BR_NORC:-}"
 __br_dir="${BR_DIR:-}"
 __br_editing="${BR_EDITING:-}"
-builtin unset BR_NONCE BR_NORC BR_DIR BR_EDITING
+builtin unset BR_NORC BR_DIR BR_EDITING
 ` + sharedVars + `__br_user_pc=""
 if [[ -z "$__br_norc" && -r ~/.bashrc ]]; then builtin source ~/.bashrc; fi
+# Never exported, whatever the user's file did (export, declare -x).
+builtin declare +x __br_nonce
 ` + sharedFuncs + `if [[ -z "$__br_editing" ]] && (( BASH_VERSINFO[0] > 5 || (BASH_VERSINFO[0] == 5 && BASH_VERSINFO[1] >= 1) )); then
 # Typed mode (bash 5.1+, no line editor). The markers are part of PS1, so
 # bash itself prints them with the prompt it prints for a person, and a
@@ -233,14 +246,13 @@ if [[ -z "$__br_editing" ]]; then builtin set +o emacs +o vi; fi
 // ZDOTDIR or HOME), then hands ZDOTDIR back so nested zsh processes behave
 // normally.
 const zshEnvIntegration = `# oh-bridge shell integration for zsh (.zshenv). Generated.
-__br_nonce="${BR_NONCE:-}"
-__br_norc="${BR_NORC:-}"
+` + readNonce + `__br_norc="${BR_NORC:-}"
 __br_dir="${BR_DIR:-}"
 __br_editing="${BR_EDITING:-}"
 __br_zdot="$ZDOTDIR"
 __br_user_zdot_set="${BR_USER_ZDOTDIR+1}"
 ZDOTDIR="${BR_USER_ZDOTDIR:-$HOME}"
-builtin unset BR_NONCE BR_NORC BR_DIR BR_EDITING BR_USER_ZDOTDIR
+builtin unset BR_NORC BR_DIR BR_EDITING BR_USER_ZDOTDIR
 if [[ -z "$__br_norc" && -r "$ZDOTDIR/.zshenv" ]]; then builtin source "$ZDOTDIR/.zshenv"; fi
 __br_user_zdot="$ZDOTDIR"
 ZDOTDIR="$__br_zdot"
@@ -253,6 +265,8 @@ else
   builtin unset ZDOTDIR
 fi
 if [[ -z "$__br_norc" && -r "${__br_user_zdot}/.zshrc" ]]; then builtin source "${__br_user_zdot}/.zshrc"; fi
+# Never exported, whatever the user's files did (export, ALL_EXPORT).
+builtin typeset +x __br_nonce
 ` + sharedVars + `` + sharedFuncs + `# The line's last word: re-arm the hooks (the command may have replaced
 # them), hand back $? and, as the last argument, $_.
 __br_fin() { __br_arm; builtin return "$1"; }

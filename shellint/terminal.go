@@ -7,10 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 )
@@ -114,8 +112,9 @@ type Result struct {
 	// shell's status when the shell itself exited.
 	ExitCode *int
 	// Reason says why the call returned: "exited", "shell_exited",
-	// "timeout", "interrupted", "killed", "closed", "no_output_timeout",
-	// "yield" or "canceled".
+	// "not_run" (the shell exited before it read the command: nothing of
+	// it ran, ExitCode is the shell's status), "timeout", "interrupted",
+	// "killed", "closed", "no_output_timeout", "yield" or "canceled".
 	Reason string
 	// Escalation says what ended an interrupted command: "ctrl_c",
 	// "sigterm", "sigkill" or "session_killed".
@@ -306,39 +305,6 @@ func newTerminal(o Options) (*Terminal, error) {
 	return s, nil
 }
 
-func resolveShell(name string) (kind, path string, err error) {
-	switch name {
-	case "", "auto", "bash":
-		kind = "bash"
-	case "zsh":
-		kind = "zsh"
-	default:
-		base := filepath.Base(name)
-		switch {
-		case strings.HasPrefix(base, "bash"):
-			kind = "bash"
-		case strings.HasPrefix(base, "zsh"):
-			kind = "zsh"
-		default:
-			return "", "", &InvalidOptionError{Option: "shell", Value: name, Reason: `only bash and zsh are supported; use "bash", "zsh" or "auto"`}
-		}
-		if filepath.IsAbs(name) {
-			if st, err := os.Stat(name); err != nil || st.IsDir() {
-				return "", "", &ShellNotFoundError{Shell: name}
-			}
-			return kind, name, nil
-		}
-	}
-	if name == "" || name == "auto" {
-		name = kind
-	}
-	path, err = exec.LookPath(name)
-	if err != nil {
-		return "", "", &ShellNotFoundError{Shell: name}
-	}
-	return kind, path, nil
-}
-
 // start tries the modes in order until one comes up.
 func (s *Terminal) start(ctx context.Context) error {
 	// The first event names the terminal before any output, so a mirror
@@ -391,7 +357,7 @@ func (s *Terminal) startShell(ctx context.Context, m Mode) (ok bool, err error) 
 	// Hold mu across the start so that onData, which takes mu, cannot see
 	// the first bytes before s.proc says whose they are.
 	s.mu.Lock()
-	p, err := startProc(argv, env, s.cwd, s.cols, s.rows, s.onData, s.onExit)
+	p, err := startProc(argv, env, []byte(s.nonce+"\n"), s.cwd, s.cols, s.rows, s.onData, s.onExit)
 	if err != nil {
 		s.mu.Unlock()
 		return false, &StartError{Shell: s.shellPath, Err: err}
@@ -435,105 +401,6 @@ func (s *Terminal) detach(p *ptyProc) {
 	}
 	s.mu.Unlock()
 	p.terminate(closeGrace)
-}
-
-func (s *Terminal) shellCommand(m Mode) (argv, env []string, err error) {
-	env = s.baseEnv()
-	env = append(env, "BR_NONCE="+s.nonce, "BR_DIR="+s.runDir)
-	if s.opts.LineEditing {
-		env = append(env, "BR_EDITING=1")
-	}
-	if m == ModeNoRC {
-		env = append(env, "BR_NORC=1")
-	}
-	switch s.shellKind {
-	case "bash":
-		script := bashIntegration
-		if m == ModeNoRC && s.opts.testHangNoRC {
-			script = "sleep 1000\n" + script
-		}
-		rc := filepath.Join(s.runDir, "bashrc")
-		if err := os.WriteFile(rc, []byte(script), 0o600); err != nil {
-			return nil, nil, fmt.Errorf("write shell integration: %w", err)
-		}
-		return []string{s.shellPath, "--noprofile", "--rcfile", rc, "-i"}, env, nil
-	default:
-		zdot := filepath.Join(s.runDir, "zdot")
-		if err := os.MkdirAll(zdot, 0o700); err != nil {
-			return nil, nil, fmt.Errorf("write shell integration: %w", err)
-		}
-		zenv := zshEnvIntegration
-		if m == ModeNoRC && s.opts.testHangNoRC {
-			zenv = "sleep 1000\n" + zenv
-		}
-		if err := os.WriteFile(filepath.Join(zdot, ".zshenv"), []byte(zenv), 0o600); err != nil {
-			return nil, nil, fmt.Errorf("write shell integration: %w", err)
-		}
-		if err := os.WriteFile(filepath.Join(zdot, ".zshrc"), []byte(zshRcIntegration), 0o600); err != nil {
-			return nil, nil, fmt.Errorf("write shell integration: %w", err)
-		}
-		userZdot, set := s.lookupEnv("ZDOTDIR")
-		if set {
-			env = append(env, "BR_USER_ZDOTDIR="+userZdot)
-		}
-		env = append(env, "ZDOTDIR="+zdot)
-		return []string{s.shellPath, "-i"}, env, nil
-	}
-}
-
-func (s *Terminal) lookupEnv(k string) (string, bool) {
-	if v, ok := s.opts.Env[k]; ok {
-		return v, true
-	}
-	return os.LookupEnv(k)
-}
-
-// agentEnv makes programs behave for a reader that cannot page, answer
-// prompts or wait for buffered output.
-var agentEnv = [][2]string{
-	{"TERM", "xterm-256color"},
-	{"PAGER", "cat"},
-	{"GIT_PAGER", "cat"},
-	{"MANPAGER", "cat"},
-	{"LESS", "-FRX"},
-	{"GIT_TERMINAL_PROMPT", "0"},
-	{"DEBIAN_FRONTEND", "noninteractive"},
-	{"PYTHONUNBUFFERED", "1"},
-}
-
-// baseEnv is the process environment minus what would confuse the
-// integration, plus agentEnv, plus the caller's overrides.
-func (s *Terminal) baseEnv() []string {
-	drop := map[string]bool{
-		"PROMPT_COMMAND": true, "PS0": true, "PS1": true, "PS2": true,
-		"COLUMNS": true, "LINES": true, "ZDOTDIR": true,
-		"BR_NONCE": true, "BR_NORC": true, "BR_DIR": true, "BR_EDITING": true, "BR_USER_ZDOTDIR": true,
-	}
-	for _, kv := range agentEnv {
-		drop[kv[0]] = true
-	}
-	for k := range s.opts.Env {
-		drop[k] = true
-	}
-	var env []string
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		if !drop[k] && !strings.HasPrefix(k, "__br_") {
-			env = append(env, kv)
-		}
-	}
-	for _, kv := range agentEnv {
-		if _, ok := s.opts.Env[kv[0]]; !ok {
-			env = append(env, kv[0]+"="+kv[1])
-		}
-	}
-	for k, v := range s.opts.Env {
-		if k == "ZDOTDIR" {
-			continue // handed to the zsh integration separately
-		}
-		env = append(env, k+"="+v)
-	}
-	return env
 }
 
 // ID returns the terminal id given in Options.
