@@ -29,8 +29,15 @@
 //	              more the whole terminal (shellint's escalation), within
 //	              StopTimeout. A request that arrives meanwhile waits
 //	              for the turn; then the shell is idle.
-//	exited        the shell died; the next command starts a new one in the
-//	              last directory.
+//	exited        the shell died: a command ended it (exit), or it read
+//	              end-of-input at its prompt (a program left the terminal
+//	              so: shellint puts the line discipline back before each
+//	              line, but cannot before the prompt's read). A poll or
+//	              input reports the end of the command it ran. The next
+//	              command starts a new shell in the last directory and its
+//	              result says so (ShellRestarted); a command the dying
+//	              shell never read (shellint's *DeadError) runs in the new
+//	              one the same way.
 //
 // The turn (one request at a time) is held by the request and by the stop
 // of its abandoned command; Interrupt does not take it, so it can stop the

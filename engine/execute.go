@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"time"
 
@@ -132,11 +133,9 @@ func (b *Shell) execute(ctx context.Context, req Request) (*Result, error) {
 	if parts := SplitCommands(cmd); len(parts) > 1 {
 		return &Result{Outcome: MultipleCommands, Command: cmd, Commands: parts}, nil
 	}
-	if st.running {
-		s, err := b.session()
-		if err != nil {
-			return nil, err
-		}
+	if s := b.Terminal(); st.running && s != nil {
+		// The terminal the command runs in, even dead: its end is still
+		// there to report.
 		info := s.Info()
 		if info.State == shellint.StateRunning && info.Seq == st.seq {
 			if cmd != "" && !req.IsInput {
@@ -161,18 +160,37 @@ func (b *Shell) execute(ctx context.Context, req Request) (*Result, error) {
 		// A control key with nothing running goes to the prompt.
 		return b.keyAtPrompt(cmd), nil
 	}
-	s, err := b.session()
+	return b.run(ctx, req)
+}
+
+// run runs a new command. A shell found dead is replaced first; one that
+// dies before it reads the command (shellint answers *DeadError: nothing
+// of it ran) is replaced and the command runs in the new one. Either way
+// the result says the shell was restarted.
+func (b *Shell) run(ctx context.Context, req Request) (*Result, error) {
+	s, restarted, err := b.session()
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.Run(ctx, cmd, waitOptions(req))
+	res, err := s.Run(ctx, req.Command, waitOptions(req))
+	var dead *shellint.DeadError
+	if errors.As(err, &dead) && !restarted {
+		if s, restarted, err = b.session(); err != nil {
+			return nil, err
+		}
+		res, err = s.Run(ctx, req.Command, waitOptions(req))
+	}
 	b.mu.Lock()
 	if res != nil {
 		b.seq = res.Seq
 	}
 	b.shown = false
 	b.mu.Unlock()
-	return b.observe(ctx, req, res, err)
+	r, err := b.observe(ctx, req, res, err)
+	if r != nil {
+		r.ShellRestarted = restarted
+	}
+	return r, err
 }
 
 func waitOptions(req Request) shellint.RunOptions {
@@ -198,6 +216,14 @@ func (b *Shell) notExecuted(ctx context.Context, s *shellint.Terminal, st snapsh
 func (b *Shell) observe(ctx context.Context, req Request, res *shellint.Result, err error) (*Result, error) {
 	if err != nil && (res == nil || ctx.Err() != nil) {
 		return nil, err
+	}
+	if res.Reason == "not_run" {
+		// A poll found that the shell died before it read the command
+		// (Run itself answers this as an error): nothing of it ran.
+		b.mu.Lock()
+		b.status, b.shown = statusNone, false
+		b.mu.Unlock()
+		return nil, &shellint.DeadError{TerminalID: res.TerminalID, ExitCode: *res.ExitCode}
 	}
 	out := commandOutput(paneText(res.Output), req.Command)
 	b.mu.Lock()

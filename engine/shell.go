@@ -135,6 +135,12 @@ type Result struct {
 	Cwd      string
 	// Commands are the parts of a MultipleCommands text.
 	Commands []string
+	// ShellRestarted is set when the shell had exited (a command ended
+	// it, or it read end-of-input at its prompt) and this request ran in
+	// a new one, started in the last working directory: variables,
+	// functions and jobs of the old one are gone. A command the dying
+	// shell never read is among those run again in the new shell.
+	ShellRestarted bool
 }
 
 // Cwd is the shell's working directory as last reported ("" before the
@@ -180,38 +186,39 @@ func (b *Shell) Reset(ctx context.Context) error {
 }
 
 // session returns the live terminal, starting one if needed (the first
-// command, or after the shell exited).
-func (b *Shell) session() (*shellint.Terminal, error) {
+// command, or after the shell exited: then restarted is set).
+func (b *Shell) session() (s *shellint.Terminal, restarted bool, err error) {
 	b.mu.Lock()
-	s := b.sess
+	s = b.sess
 	dir := b.dir
 	b.mu.Unlock()
 	if s != nil && s.State() != shellint.StateDead {
-		return s, nil
+		return s, false, nil
 	}
 	if s != nil {
 		s.Close()
+		restarted = true
 	}
 	if dir == "" {
 		dir = b.opts.Dir
 	}
-	s, err := b.opts.Start(dir)
+	s, err = b.opts.Start(dir)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	b.mu.Lock()
 	select {
 	case <-b.opts.Closed:
 		b.mu.Unlock()
 		s.Close()
-		return nil, &ClosedError{}
+		return nil, false, &ClosedError{}
 	default:
 	}
 	b.sess = s
 	b.dir = s.Cwd()
 	b.status, b.shown = statusNone, false
 	b.mu.Unlock()
-	return s, nil
+	return s, restarted, nil
 }
 
 // IsSpecialKey is bash.py's _is_special_key: "C-" and one more character.
