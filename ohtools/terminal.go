@@ -214,6 +214,12 @@ func (t *terminal) word(res *engine.Result, args *terminalArgs) *terminalObserva
 	if res.Continued && res.Outcome != engine.Completed {
 		o.prefix = continuePrefix
 	}
+	if res.ShellRestarted {
+		// The shell had exited and this ran in a new one: what
+		// TerminalExecutor says when it finds its session closed and
+		// replaces it (docs/openhands-compat.md).
+		o.body = resetText + "\n\n" + o.body
+	}
 	o.info = info
 	return o
 }

@@ -180,3 +180,32 @@ func TestMaxWait(t *testing.T) {
 		t.Fatalf("the command did not run on until C-c:\n%s", obs.Text())
 	}
 }
+
+// TestShellExitIsSaid: after the shell exits, the next command runs in a
+// new shell, and its observation says the session was reset.
+func TestShellExitIsSaid(t *testing.T) {
+	a, dir, python := newTestAgent(t)
+	ctx := context.Background()
+	obs, err := a.Call(ctx, "terminal", json.RawMessage(`{"command": "exit 3"}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(obs.Text(), "[The command completed with exit code 3.]") || strings.Contains(obs.Text(), "reset") {
+		t.Fatalf("exit 3:\n%s", obs.Text())
+	}
+	obs, err = a.Call(ctx, "terminal", json.RawMessage(`{"command": "echo NEXT"}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// OpenHands' TerminalExecutor words a call it ran in a replaced
+	// session so.
+	want := "Terminal session has been reset. All previous environment variables and session state have been cleared.\n\n" +
+		"NEXT\n[The command completed with exit code 0.]\n[Current working directory: " + dir + "]\n[Python interpreter: " + python + "]\n[Command finished with exit code 0]"
+	if obs.Text() != want {
+		t.Fatalf("echo NEXT after the shell exited:\n%s\nwant:\n%s", obs.Text(), want)
+	}
+	obs, err = a.Call(ctx, "terminal", json.RawMessage(`{"command": "echo AGAIN"}`), nil)
+	if err != nil || !strings.HasPrefix(obs.Text(), "AGAIN\n") {
+		t.Fatalf("the command after: %v\n%s", err, obs.Text())
+	}
+}
