@@ -5,7 +5,10 @@
 // output, exit code and working directory": spawning bash or zsh under a
 // pseudo-terminal with an injected integration script, the OSC 633 marker
 // protocol (nonce- and sequence-checked so command output cannot forge the
-// end of a command), busy/idle tracking cross-checked with the terminal's
+// end of a command; the nonce reaches the shell on a file descriptor, never
+// in an environment a child could read), the line discipline each command
+// line finds (the shell's own, whatever a program left behind),
+// busy/idle tracking cross-checked with the terminal's
 // foreground process group, interrupt escalation (Ctrl-C, SIGTERM,
 // SIGKILL), soft and hard timeouts, bounded per-command output, a live raw
 // byte stream for mirroring, the fallbacks used when a user's rc file
