@@ -303,7 +303,7 @@ func (s *acpSession) askPermission(ctx context.Context, req session.PermissionRe
 	if s.conv != nil {
 		id = s.conv.ToolCallID(ctx, req, time.Second)
 	}
-	out, err := updates.AskPermission(ctx, s.a.peer.Call, req, id, map[string]any{"sessionId": s.sessionID()})
+	out, err := updates.AskPermission(ctx, s.a.peer.Call, req, id, s.sessionID(), "")
 	if err == nil && out.Cancelled {
 		// ACP: a permission request answers "cancelled" because the
 		// person cancelled the turn (agent-shell answers it before its

@@ -198,6 +198,9 @@ func (h *Handlers) didChangeWatchedFiles(ctx context.Context, _ *noParams) (any,
 	return nil, nil
 }
 
+// applyEdit is LSP's request that lands an edit in the editor's buffers.
+const applyEdit = "workspace/applyEdit"
+
 // clientBuffers is the workspace.BufferEditor of a client that declared
 // workspace.applyEdit: edits to open documents are sent to the editor, so
 // they land in its buffer and undo stack rather than under it on disk.
@@ -254,7 +257,7 @@ func (b *clientBuffers) ApplyFullText(ctx context.Context, path, oldText, newTex
 		p.Edit.Changes = map[string][]textEdit{doc.URI: {edit}}
 	}
 	var res applyEditResult
-	if err := b.h.conn.Call(ctx, "workspace/applyEdit", &p, &res); err != nil {
+	if err := b.h.conn.Call(ctx, applyEdit, &p, &res); err != nil {
 		return false, err
 	}
 	if !res.Applied {

@@ -22,6 +22,15 @@ var notifications = map[string]any{
 	"openhands/did_update_conversation": didUpdateConversationParams{},
 }
 
+// editorRequests is the third part of the index: the requests the bridge
+// sends the editor, each with the params it sends and the result it reads.
+// internal/protogen writes them as EditorRequests. The keys are the
+// constants the calls use, so a call and its entry cannot drift apart.
+var editorRequests = map[string][2]any{
+	applyEdit:                 {applyEditParams{}, applyEditResult{}},
+	updates.RequestPermission: {updates.PermissionRequestParams{}, updates.PermissionResponse{}},
+}
+
 // didReceiveEventParams passes one event of the agent-server's
 // conversation to the editor, as the server sent it.
 type didReceiveEventParams struct {

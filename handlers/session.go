@@ -89,11 +89,7 @@ func (h *Handlers) askPermission(ctx context.Context, req session.PermissionRequ
 	if c := h.dialing().conversation(); c != nil {
 		id = c.ToolCallID(ctx, req, time.Second)
 	}
-	var extra map[string]any
-	if req.Agent != "" {
-		extra = map[string]any{"agent": req.Agent}
-	}
-	out, err := updates.AskPermission(ctx, h.conn.Call, req, id, extra)
+	out, err := updates.AskPermission(ctx, h.conn.Call, req, id, "", req.Agent)
 	// The editor's prompt answers "cancelled" when the person dismisses
 	// it: a "no" to this action, not the end of anything.
 	out.Cancelled = false

@@ -2,45 +2,86 @@ package updates
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/oh-bridge/oh-bridge/session"
 )
 
 // PermissionOption is one answer offered to the person, in ACP's shape.
 type PermissionOption struct {
-	OptionID string `json:"optionId"`
-	Name     string `json:"name"`
-	Kind     string `json:"kind"` // allow_once, allow_always, reject_once, reject_always
+	OptionID string     `json:"optionId"`
+	Name     string     `json:"name"`
+	Kind     OptionKind `json:"kind"`
 }
+
+// OptionKind is what an answer means, as ACP names it.
+type OptionKind string
+
+// The kinds ACP defines.
+const (
+	AllowOnceKind    OptionKind = "allow_once"
+	AllowAlwaysKind  OptionKind = "allow_always"
+	RejectOnceKind   OptionKind = "reject_once"
+	RejectAlwaysKind OptionKind = "reject_always"
+)
 
 // PermissionOptions are offered for every action.
 var PermissionOptions = []PermissionOption{
-	{OptionID: session.AllowOnce, Name: "Allow once", Kind: "allow_once"},
-	{OptionID: session.AllowAlways, Name: "Allow always", Kind: "allow_always"},
-	{OptionID: session.RejectOnce, Name: "Reject", Kind: "reject_once"},
+	{OptionID: session.AllowOnce, Name: "Allow once", Kind: AllowOnceKind},
+	{OptionID: session.AllowAlways, Name: "Allow always", Kind: AllowAlwaysKind},
+	{OptionID: session.RejectOnce, Name: "Reject", Kind: RejectOnceKind},
+}
+
+// RequestPermission is the method AskPermission calls.
+const RequestPermission = "session/request_permission"
+
+// PermissionRequestParams is session/request_permission's params.
+type PermissionRequestParams struct {
+	// SessionID is the ACP session asked in (ACP only).
+	SessionID string             `json:"sessionId,omitempty"`
+	ToolCall  PermissionToolCall `json:"toolCall"`
+	Options   []PermissionOption `json:"options"`
+	// Agent says who asks ("OpenHands", an MCP client's name and version);
+	// the editor face's own field.
+	Agent string `json:"agent,omitempty"`
+}
+
+// PermissionToolCall is the action asked about, as the tool call the
+// client shows.
+type PermissionToolCall struct {
+	ToolCallID string          `json:"toolCallId"`
+	Title      string          `json:"title"`
+	Kind       string          `json:"kind"`
+	Status     string          `json:"status"`
+	RawInput   json.RawMessage `json:"rawInput,omitempty"`
+}
+
+// PermissionResponse is session/request_permission's result.
+type PermissionResponse struct {
+	Outcome PermissionAnswer `json:"outcome"`
+}
+
+// PermissionAnswer is the client's answer: "selected" with an option, or
+// "cancelled".
+type PermissionAnswer struct {
+	Outcome  string `json:"outcome"`
+	OptionID string `json:"optionId,omitempty"`
 }
 
 // AskPermission puts req to the person with ACP's
 // session/request_permission through call, a face's request to its client;
-// toolCallID names the call as the client shows it, and extra adds
-// parameters (ACP's sessionId).
+// toolCallID names the call as the client shows it. sessionID (ACP) and
+// agent (the editor face) go into the params when set.
 func AskPermission(ctx context.Context, call func(ctx context.Context, method string, params, result any) error,
-	req session.PermissionRequest, toolCallID string, extra map[string]any) (session.PermissionOutcome, error) {
-	toolCall := map[string]any{"toolCallId": toolCallID, "title": req.Title, "kind": req.Kind, "status": "pending"}
-	if len(req.RawInput) > 0 {
-		toolCall["rawInput"] = req.RawInput
+	req session.PermissionRequest, toolCallID, sessionID, agent string) (session.PermissionOutcome, error) {
+	params := &PermissionRequestParams{
+		SessionID: sessionID,
+		ToolCall:  PermissionToolCall{ToolCallID: toolCallID, Title: req.Title, Kind: req.Kind, Status: "pending", RawInput: req.RawInput},
+		Options:   PermissionOptions,
+		Agent:     agent,
 	}
-	params := map[string]any{"toolCall": toolCall, "options": PermissionOptions}
-	for k, v := range extra {
-		params[k] = v
-	}
-	var res struct {
-		Outcome struct {
-			Outcome  string `json:"outcome"`
-			OptionID string `json:"optionId"`
-		} `json:"outcome"`
-	}
-	if err := call(ctx, "session/request_permission", params, &res); err != nil {
+	var res PermissionResponse
+	if err := call(ctx, RequestPermission, params, &res); err != nil {
 		return session.PermissionOutcome{}, err
 	}
 	switch res.Outcome.Outcome {

@@ -8,29 +8,16 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
 import * as rpc from 'vscode-jsonrpc/node';
-import type { PermissionOutcome, PermissionOption } from './permissions';
-import type { BridgeNotifications, BridgeRequests, InitializeResult } from './protocol.gen';
+import type { PermissionOutcome } from './permissions';
+import type { BridgeNotifications, BridgeRequests, EditorRequests, InitializeResult } from './protocol.gen';
 
-/** LSP text edit with a UTF-16 range. */
-export interface TextEdit {
-  range: { start: { line: number; character: number }; end: { line: number; character: number } };
-  newText: string;
-}
+export type { TextEdit } from './protocol.gen';
 
-export interface ApplyWorkspaceEditParams {
-  label?: string;
-  edit: {
-    documentChanges?: { textDocument: { uri: string; version: number | null }; edits: TextEdit[] }[];
-    changes?: Record<string, TextEdit[]>;
-  };
-}
+/** What the bridge sends with workspace/applyEdit. */
+export type ApplyWorkspaceEditParams = EditorRequests['workspace/applyEdit']['params'];
 
-export interface PermissionRequest {
-  toolCall: { toolCallId: string; title: string; kind?: string; rawInput?: unknown; locations?: { path: string; line?: number }[] };
-  options: PermissionOption[];
-  /** Who asks: "OpenHands", or an MCP client's name and version. */
-  agent?: string;
-}
+/** What the bridge sends with session/request_permission. */
+export type PermissionRequest = EditorRequests['session/request_permission']['params'];
 
 /** What the editor does when the bridge asks. */
 export interface EditorHost {

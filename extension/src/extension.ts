@@ -157,7 +157,7 @@ class Controller implements EditorHost {
     const toRange = (r: TextEdit['range']): vscode.Range => new vscode.Range(r.start.line, r.start.character, r.end.line, r.end.character);
     for (const change of params.edit.documentChanges ?? []) {
       const uri = vscode.Uri.parse(change.textDocument.uri);
-      for (const e of change.edits) edit.replace(uri, toRange(e.range), e.newText);
+      for (const e of change.edits ?? []) edit.replace(uri, toRange(e.range), e.newText);
     }
     for (const [uri, edits] of Object.entries(params.edit.changes ?? {})) {
       for (const e of edits) edit.replace(vscode.Uri.parse(uri), toRange(e.range), e.newText);
@@ -170,7 +170,7 @@ class Controller implements EditorHost {
     const mode = vscode.workspace.getConfiguration('openhands').get<PermissionMode>('permissions.mode', 'ask');
     const kind = params.toolCall.kind ?? 'other';
     if (decide(mode, kind, this.alwaysAllowed) === 'allow') {
-      return { outcome: allowOption(params.options) };
+      return { outcome: allowOption(params.options ?? []) };
     }
     const labels: Record<PermissionOption['kind'], string> = {
       allow_once: 'Allow once',
@@ -178,7 +178,8 @@ class Controller implements EditorHost {
       reject_once: 'Reject',
       reject_always: 'Reject always',
     };
-    const offered = params.options.map((o) => o.kind);
+    const options = params.options ?? [];
+    const offered = options.map((o) => o.kind);
     const who = params.agent === undefined || params.agent === '' ? 'OpenHands' : params.agent;
     const modal = async (): Promise<PermissionOption['kind'] | undefined> => {
       const choice = await vscode.window.showWarningMessage(
@@ -191,14 +192,14 @@ class Controller implements EditorHost {
     // The question shows in the conversation view too. While the view is
     // visible it is the only place asked; a hidden view adds the modal.
     // The first answer wins.
-    const inline = this.view.ask({ title: params.toolCall.title, toolKind: kind, agent: who, options: params.options.map((o) => ({ ...o, name: labels[o.kind] })) });
+    const inline = this.view.ask({ title: params.toolCall.title, toolKind: kind, agent: who, options: options.map((o) => ({ ...o, name: labels[o.kind] })) });
     const hidden = this.view.visible ? this.view.whenHidden() : { promise: Promise.resolve(), dispose: () => undefined };
     const clicked = inline.answered.then((k) => offered.find((o) => o === k));
     const chosen = await Promise.race([clicked, hidden.promise.then(modal)]);
     hidden.dispose();
     this.view.settle(inline.id, chosen === undefined ? 'Dismissed' : labels[chosen]);
     if (chosen === 'allow_always') this.alwaysAllowed.add(kind);
-    return { outcome: outcomeFor(params.options, chosen) };
+    return { outcome: outcomeFor(options, chosen) };
   }
 
   showMessage(type: number, message: string): void {

@@ -1,5 +1,7 @@
 // Whether an agent's action needs the user's permission, by the
 // openhands.permissions.mode setting and what the user already allowed.
+import type { PermissionOption } from './protocol.gen';
+
 export type PermissionMode = 'ask' | 'allowReads' | 'allowAll';
 
 /** Tool kinds, as ACP names them. */
@@ -20,11 +22,7 @@ export function decide(mode: PermissionMode, kind: string, alwaysAllowed: Readon
   return 'ask';
 }
 
-export interface PermissionOption {
-  optionId: string;
-  name: string;
-  kind: 'allow_once' | 'allow_always' | 'reject_once' | 'reject_always';
-}
+export type { PermissionOption } from './protocol.gen';
 
 export type PermissionOutcome = { outcome: 'selected'; optionId: string } | { outcome: 'cancelled' };
 

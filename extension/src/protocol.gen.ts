@@ -2,9 +2,10 @@
 //
 // The bridge's editor protocol in TypeScript, from the Go types that are
 // its one source: the method table (handlers/table.go), the notifications
-// table (handlers/notifications.go) and every type they reach. To change a
-// shape, change the Go type and run `go run ./internal/protogen` at the
-// repository root; the rules are in internal/protogen's doc comment.
+// and editor-requests tables (handlers/notifications.go) and every type
+// they reach. To change a shape, change the Go type and run
+// `go run ./internal/protogen` at the repository root; the rules are in
+// internal/protogen's doc comment.
 
 /** The methods the bridge serves: each one's params and result. */
 export interface BridgeRequests {
@@ -61,6 +62,12 @@ export interface BridgeNotifications {
   'terminal/did_output': DidOutputParams;
 }
 
+/** The requests the bridge sends the editor: the params it sends, the result it reads. */
+export interface EditorRequests {
+  'session/request_permission': { params: PermissionRequestParams; result: PermissionResponse };
+  'workspace/applyEdit': { params: ApplyEditParams; result: ApplyEditResult };
+}
+
 /** agentInfo is an agent using the session's tools, oldest first. */
 export interface AgentInfo {
   id: string;
@@ -69,6 +76,19 @@ export interface AgentInfo {
   calls: number;
   rejected: number;
   sinceMs: number;
+}
+
+export interface ApplyEditParams {
+  label: string;
+  edit: {
+    documentChanges?: TextDocumentEdit[];
+    changes?: Record<string, TextEdit[]>;
+  };
+}
+
+export interface ApplyEditResult {
+  applied?: boolean;
+  failureReason?: string;
 }
 
 /**
@@ -364,6 +384,55 @@ export interface MoveParams {
 
 export type NoParams = Record<string, never>;
 
+/** OptionKind is what an answer means, as ACP names it. */
+export type OptionKind = 'allow_always' | 'allow_once' | 'reject_always' | 'reject_once';
+
+/**
+ * PermissionAnswer is the client's answer: "selected" with an option, or
+ * "cancelled".
+ */
+export interface PermissionAnswer {
+  outcome?: string;
+  optionId?: string;
+}
+
+/** PermissionOption is one answer offered to the person, in ACP's shape. */
+export interface PermissionOption {
+  optionId: string;
+  name: string;
+  kind: OptionKind;
+}
+
+/** PermissionRequestParams is session/request_permission's params. */
+export interface PermissionRequestParams {
+  /** SessionID is the ACP session asked in (ACP only). */
+  sessionId?: string;
+  toolCall: PermissionToolCall;
+  options: PermissionOption[] | null;
+  /**
+   * Agent says who asks ("OpenHands", an MCP client's name and version);
+   * the editor face's own field.
+   */
+  agent?: string;
+}
+
+/** PermissionResponse is session/request_permission's result. */
+export interface PermissionResponse {
+  outcome?: PermissionAnswer;
+}
+
+/**
+ * PermissionToolCall is the action asked about, as the tool call the
+ * client shows.
+ */
+export interface PermissionToolCall {
+  toolCallId: string;
+  title: string;
+  kind: string;
+  status: string;
+  rawInput?: unknown;
+}
+
 /** Plan is a plan update: the whole list. */
 export interface Plan {
   sessionUpdate: 'plan';
@@ -381,9 +450,9 @@ export interface PlanEntry {
 }
 
 export interface Position {
-  line?: number;
+  line: number;
   /** UTF-16 code units */
-  character?: number;
+  character: number;
 }
 
 export interface ReadTextFileParams {
@@ -530,6 +599,11 @@ export interface TerminalSendInputParams {
   appendNewline?: boolean;
 }
 
+export interface TextDocumentEdit {
+  textDocument: VersionedDocument;
+  edits: TextEdit[] | null;
+}
+
 export interface TextDocumentItem {
   uri?: string;
   languageId?: string;
@@ -537,9 +611,14 @@ export interface TextDocumentItem {
   text?: string;
 }
 
+export interface TextEdit {
+  range: TextRange;
+  newText: string;
+}
+
 export interface TextRange {
-  start?: Position;
-  end?: Position;
+  start: Position;
+  end: Position;
 }
 
 /**
@@ -574,6 +653,12 @@ export type ToolCallContent =
 
 /** Update is one ACP SessionUpdate: *Chunk, *ToolCall or *Plan. */
 export type Update = Chunk | Plan | ToolCall;
+
+export interface VersionedDocument {
+  uri: string;
+  /** null: whatever the editor holds */
+  version: number | null;
+}
 
 export interface WaitParams {
   ms?: number;

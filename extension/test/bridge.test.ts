@@ -28,7 +28,7 @@ class FakeHost implements EditorHost {
     for (const change of p.edit.documentChanges ?? []) {
       const text = this.buffers.get(change.textDocument.uri);
       if (text === undefined) return Promise.resolve({ applied: false });
-      this.buffers.set(change.textDocument.uri, applyEdits(text, change.edits));
+      this.buffers.set(change.textDocument.uri, applyEdits(text, change.edits ?? []));
     }
     return Promise.resolve({ applied: true });
   }
@@ -37,7 +37,7 @@ class FakeHost implements EditorHost {
   permissionAnswer = 'reject_once';
   requestPermission(p: PermissionRequest): Promise<{ outcome: { outcome: 'selected'; optionId: string } }> {
     this.permissionRequests.push(p);
-    const option = p.options.find((o) => o.kind === this.permissionAnswer);
+    const option = (p.options ?? []).find((o) => o.kind === this.permissionAnswer);
     return Promise.resolve({ outcome: { outcome: 'selected', optionId: option?.optionId ?? this.permissionAnswer } });
   }
   showMessage(): void {}

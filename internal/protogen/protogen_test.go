@@ -76,6 +76,16 @@ func (h *Handlers) call(context.Context, *Params) (*Result, error) { return nil,
 
 var notifications = map[string]any{"x/did_note": Note{}}
 
+var editorRequests = map[string][2]any{"x/ask": {askParams{}, askAnswer{}}}
+
+type askParams struct {
+	Q string ` + "`json:\"q\"`" + `
+}
+
+type askAnswer struct {
+	Yes bool ` + "`json:\"yes\"`" + `
+}
+
 var _ json.RawMessage
 var _ time.Time
 `
@@ -94,6 +104,11 @@ func TestRules(t *testing.T) {
 			want: []string{
 				"export interface BridgeRequests {\n  'x/call': { params: Params; result: Result };\n}",
 				"export interface BridgeNotifications {\n  'x/did_note': Note;\n}",
+				// The editor's requests: the params as sent, the answer's
+				// fields optional, as the editor may leave them out.
+				"export interface EditorRequests {\n  'x/ask': { params: AskParams; result: AskAnswer };\n}",
+				"export interface AskParams {\n  q: string;\n}",
+				"export interface AskAnswer {\n  yes?: boolean;\n}",
 			},
 		},
 		{

@@ -151,6 +151,65 @@ func readNotifications(l *loader, p *pkg) ([]notification, error) {
 	return out, nil
 }
 
+// readEditorRequests reads `var editorRequests = map[string][2]any{method:
+// {P{}, R{}}, ...}`: the requests the bridge sends the editor, each with
+// the params it sends and the result it reads back.
+func readEditorRequests(l *loader, p *pkg) ([]request, error) {
+	lit, err := varLiteral(p, "editorRequests")
+	if err != nil {
+		return nil, err
+	}
+	var out []request
+	for _, e := range lit.Elts {
+		kv, ok := e.(*ast.KeyValueExpr)
+		if !ok {
+			return nil, fmt.Errorf("%s: an editorRequests entry without a key", l.fset.Position(e.Pos()))
+		}
+		method, err := stringConst(l, p, kv.Key)
+		if err != nil {
+			return nil, err
+		}
+		pair, ok := kv.Value.(*ast.CompositeLit)
+		if !ok || len(pair.Elts) != 2 {
+			return nil, fmt.Errorf("%s: %s: the entry is not {params{}, result{}}", l.fset.Position(kv.Value.Pos()), method)
+		}
+		elem := func(e ast.Expr) types.Type {
+			t := p.info.TypeOf(e)
+			if ptr, ok := t.(*types.Pointer); ok {
+				t = ptr.Elem()
+			}
+			return t
+		}
+		out = append(out, request{method: method, params: elem(pair.Elts[0]), result: elem(pair.Elts[1])})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].method < out[j].method })
+	return out, nil
+}
+
+// varLiteral finds `var name = <composite literal>` in p.
+func varLiteral(p *pkg, name string) (*ast.CompositeLit, error) {
+	for _, f := range p.files {
+		for _, d := range f.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok || g.Tok != token.VAR {
+				continue
+			}
+			for _, s := range g.Specs {
+				vs := s.(*ast.ValueSpec)
+				for i, n := range vs.Names {
+					if n.Name != name || i >= len(vs.Values) {
+						continue
+					}
+					if c, ok := vs.Values[i].(*ast.CompositeLit); ok {
+						return c, nil
+					}
+				}
+			}
+		}
+	}
+	return nil, fmt.Errorf("%s: no `var %s = map[string]...{...}`", p.types.Path(), name)
+}
+
 func stringConst(l *loader, p *pkg, e ast.Expr) (string, error) {
 	tv := p.info.Types[e]
 	if tv.Value == nil || tv.Value.Kind() != constant.String {
