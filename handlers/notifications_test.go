@@ -249,3 +249,18 @@ func typeName(rt reflect.Type) string {
 	}
 	return path.Base(rt.PkgPath()) + "." + rt.Name()
 }
+
+// TestEditorRequestsTable: each request the bridge sends the editor names
+// a params and a result type of its own, for the generated TypeScript.
+func TestEditorRequestsTable(t *testing.T) {
+	if len(editorRequests) == 0 {
+		t.Fatal("the editorRequests table is empty")
+	}
+	for method, pair := range editorRequests {
+		for i, v := range pair {
+			if rt := reflect.TypeOf(v); rt == nil || rt.Kind() != reflect.Struct || rt.Name() == "" {
+				t.Errorf("editorRequests[%q][%d] is a %v, not a named struct type", method, i, rt)
+			}
+		}
+	}
+}
