@@ -108,28 +108,9 @@ func handlerOf(l *loader, p *pkg, v ast.Expr) (ast.Expr, error) {
 // readNotifications reads `var notifications = map[string]any{method:
 // T{}, ...}`: each value's type is the notification's params.
 func readNotifications(l *loader, p *pkg) ([]notification, error) {
-	var lit *ast.CompositeLit
-	for _, f := range p.files {
-		for _, d := range f.Decls {
-			g, ok := d.(*ast.GenDecl)
-			if !ok || g.Tok != token.VAR {
-				continue
-			}
-			for _, s := range g.Specs {
-				vs := s.(*ast.ValueSpec)
-				for i, n := range vs.Names {
-					if n.Name != "notifications" || i >= len(vs.Values) {
-						continue
-					}
-					if c, ok := vs.Values[i].(*ast.CompositeLit); ok {
-						lit = c
-					}
-				}
-			}
-		}
-	}
-	if lit == nil {
-		return nil, fmt.Errorf("%s: no `var notifications = map[string]any{...}`", p.types.Path())
+	lit, err := varLiteral(p, "notifications")
+	if err != nil {
+		return nil, err
 	}
 	var out []notification
 	for _, e := range lit.Elts {
@@ -141,11 +122,7 @@ func readNotifications(l *loader, p *pkg) ([]notification, error) {
 		if err != nil {
 			return nil, err
 		}
-		t := p.info.TypeOf(kv.Value)
-		if ptr, ok := t.(*types.Pointer); ok {
-			t = ptr.Elem()
-		}
-		out = append(out, notification{method: method, params: t})
+		out = append(out, notification{method: method, params: valueType(p, kv.Value)})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].method < out[j].method })
 	return out, nil
@@ -173,17 +150,19 @@ func readEditorRequests(l *loader, p *pkg) ([]request, error) {
 		if !ok || len(pair.Elts) != 2 {
 			return nil, fmt.Errorf("%s: %s: the entry is not {params{}, result{}}", l.fset.Position(kv.Value.Pos()), method)
 		}
-		elem := func(e ast.Expr) types.Type {
-			t := p.info.TypeOf(e)
-			if ptr, ok := t.(*types.Pointer); ok {
-				t = ptr.Elem()
-			}
-			return t
-		}
-		out = append(out, request{method: method, params: elem(pair.Elts[0]), result: elem(pair.Elts[1])})
+		out = append(out, request{method: method, params: valueType(p, pair.Elts[0]), result: valueType(p, pair.Elts[1])})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].method < out[j].method })
 	return out, nil
+}
+
+// valueType is the type a table value stands for: T for T{} and &T{}.
+func valueType(p *pkg, e ast.Expr) types.Type {
+	t := p.info.TypeOf(e)
+	if ptr, ok := t.(*types.Pointer); ok {
+		t = ptr.Elem()
+	}
+	return t
 }
 
 // varLiteral finds `var name = <composite literal>` in p.
