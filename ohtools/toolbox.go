@@ -11,8 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/charmbracelet/x/ansi"
-
 	"github.com/oh-bridge/oh-bridge/editor"
 	"github.com/oh-bridge/oh-bridge/engine"
 	"github.com/oh-bridge/oh-bridge/pytext"
@@ -123,8 +121,8 @@ func (a *Toolbox) shellEvent(ev shellint.Event) {
 	if a.opts.OnTerminalEvent != nil {
 		a.opts.OnTerminalEvent(ev)
 	}
-	if r := a.progress.Load(); r != nil && ev.Output != nil {
-		r.output(ev.Output.Data)
+	if r := a.progress.Load(); r != nil && ev.Text != nil {
+		r.output(ev.Text.Text)
 	}
 }
 
@@ -299,10 +297,10 @@ func (a *Toolbox) reportProgress(fn func(Progress)) (stop func()) {
 	}
 }
 
-// output takes raw terminal bytes: escape sequences are dropped and the
-// last printed line is kept for the message.
-func (r *progressReporter) output(b []byte) {
-	text := strings.ReplaceAll(ansi.Strip(string(b)), "\r\n", "\n")
+// output takes the command's text, as the terminal parsed it out of the
+// stream (the prompt and the shell's marks are not in it); the last
+// printed line is kept for the message.
+func (r *progressReporter) output(text string) {
 	r.mu.Lock()
 	for _, c := range strings.SplitAfter(text, "\n") {
 		if strings.HasSuffix(c, "\n") {

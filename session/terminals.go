@@ -22,17 +22,26 @@ type (
 	TerminalOpen = shellint.OpenOptions
 	// TerminalState is starting, idle, running or dead.
 	TerminalState = shellint.State
-	// TerminalEvent is a terminal's raw output or a change of its state.
+	// TerminalEvent is a terminal's raw output, a command's text, or a
+	// change of its state.
 	TerminalEvent = shellint.Event
 	// TerminalOutput is raw output at an offset of a terminal's stream.
 	TerminalOutput = shellint.OutputEvent
+	// TerminalText is a command's text, parsed out of the stream once.
+	TerminalText = shellint.TextEvent
+	// TerminalStateEvent is a terminal's change of state.
+	TerminalStateEvent = shellint.StateEvent
 	// CommandResult is one view of a command: the output not returned
 	// before, whether it still runs, its exit code.
 	CommandResult = shellint.Result
 )
 
-// TerminalDead is the state of a terminal whose shell has exited.
-const TerminalDead = shellint.StateDead
+// TerminalDead is the state of a terminal whose shell has exited;
+// TerminalIdle that of one whose command ended.
+const (
+	TerminalDead = shellint.StateDead
+	TerminalIdle = shellint.StateIdle
+)
 
 // Run is one command for a terminal of the pool.
 type Run struct {

@@ -27,13 +27,14 @@ const (
 	ModeFallback   Mode = "fallback"
 )
 
-// Event is one entry of a terminal's live stream: exactly one of Output and
-// State is set. Events of one terminal are delivered in the order they
-// happened, so a State "idle" follows the Output that carried the command's
-// end marker.
+// Event is one entry of a terminal's live stream: exactly one of Output,
+// Text and State is set. Events of one terminal are delivered in the order
+// they happened, so a State "idle" follows the Output and the Text that
+// carried the command's end.
 type Event struct {
 	TerminalID string
 	Output     *OutputEvent
+	Text       *TextEvent
 	State      *StateEvent
 }
 
@@ -46,6 +47,20 @@ type OutputEvent struct {
 	Offset int64
 	Data   []byte
 	Lost   int64
+}
+
+// TextEvent is a command's output as the agent reads it, for a view of the
+// command (a card, a progress line) that must not parse the raw stream
+// again: only what the command printed between its start and end marks,
+// whose nonce the terminal checked (a look-alike a program prints is
+// text), with escape sequences stripped and "\r\n" folded to "\n"; a lone
+// "\r" stays, for a view to redraw its line. It follows the OutputEvent
+// that carried the same bytes. Lost > 0 means that many bytes of text
+// right before this were dropped because the subscriber fell behind.
+type TextEvent struct {
+	Seq  int // the command's sequence number (StateEvent.Seq)
+	Text string
+	Lost int64
 }
 
 // StateEvent reports a state change. Seq and ExitCode refer to the command
@@ -81,6 +96,7 @@ type subscriber struct {
 	queued   int64
 	lost     int64
 	lostEnd  int64 // stream offset just after the last lost byte
+	lostText int64 // command text dropped since the last TextEvent queued
 	closing  bool  // deliver what is queued, then stop
 	canceled bool
 	wake     chan struct{}
@@ -102,7 +118,17 @@ func (s *subscriber) push(ev Event) {
 	if s.canceled || s.closing {
 		return
 	}
-	if o := ev.Output; o != nil {
+	if t := ev.Text; t != nil {
+		if s.queued+int64(len(t.Text)) > s.limit {
+			s.lostText += int64(len(t.Text))
+			return
+		}
+		if s.lostText > 0 {
+			ev.Text = &TextEvent{Seq: t.Seq, Text: t.Text, Lost: s.lostText}
+			s.lostText = 0
+		}
+		s.queued += int64(len(t.Text))
+	} else if o := ev.Output; o != nil {
 		if s.queued+int64(len(o.Data)) > s.limit {
 			s.lost += int64(len(o.Data))
 			s.lostEnd = o.Offset + int64(len(o.Data))
@@ -145,6 +171,9 @@ func (s *subscriber) run() {
 			canceled := s.canceled
 			if ev.Output != nil {
 				s.queued -= int64(len(ev.Output.Data))
+			}
+			if ev.Text != nil {
+				s.queued -= int64(len(ev.Text.Text))
 			}
 			s.mu.Unlock()
 			if canceled {

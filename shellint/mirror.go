@@ -74,6 +74,7 @@ func (s *Terminal) mirrorCommandLocked(c *command) {
 // subscribers. It runs before any state event is queued, so a state change
 // follows the output that caused it.
 func (s *Terminal) flushMirrorLocked() {
+	defer s.flushTextLocked()
 	if len(s.mirror) == 0 {
 		return
 	}
@@ -127,4 +128,17 @@ func appendTypedText(dst []byte, text string) []byte {
 		dst = append(dst, '\r', '\n')
 	}
 	return dst
+}
+
+// flushTextLocked hands the command text gathered so far to the
+// subscribers, after the raw bytes that carried it.
+func (s *Terminal) flushTextLocked() {
+	if len(s.text) == 0 {
+		return
+	}
+	text := string(s.text)
+	s.text = s.text[:0]
+	for _, sub := range s.subs {
+		sub.push(Event{TerminalID: s.id, Text: &TextEvent{Seq: s.textSeq, Text: text}})
+	}
 }

@@ -20,8 +20,8 @@ func (s *Terminal) onData(p *ptyProc, b []byte) {
 	}
 	if s.mode == ModeFallback {
 		s.mirrorTextLocked(b)
-		s.flushMirrorLocked()
 		s.commandTextLocked(b)
+		s.flushMirrorLocked()
 		return
 	}
 	s.scan.feed(b, s.onTextLocked, s.onMarkLocked)
@@ -39,7 +39,22 @@ func (s *Terminal) commandTextLocked(b []byte) {
 		return // prompt, echo of the submit line, job notices
 	}
 	c.lastOutput = time.Now()
-	c.out.write(c.cook.cook(b))
+	text := c.cook.cook(b)
+	c.out.write(text)
+	s.textLocked(c, text)
+}
+
+// textLocked gathers a command's cooked text for the subscribers' next
+// TextEvent, which flushMirrorLocked sends after the raw bytes it came in.
+func (s *Terminal) textLocked(c *command, text []byte) {
+	if len(s.subs) == 0 || len(text) == 0 {
+		return
+	}
+	if s.textSeq != c.seq {
+		s.flushTextLocked()
+		s.textSeq = c.seq
+	}
+	s.text = append(s.text, text...)
 }
 
 func (s *Terminal) onMarkLocked(m mark) {
@@ -167,7 +182,9 @@ func (s *Terminal) onExit(p *ptyProc) {
 }
 
 func (s *Terminal) finishLocked(c *command, exitCode int, reason string) {
-	c.out.write(c.cook.flush())
+	rest := c.cook.flush()
+	c.out.write(rest)
+	s.textLocked(c, rest)
 	c.done = true
 	c.exitCode = exitCode
 	if c.reason == "" {

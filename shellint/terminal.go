@@ -200,10 +200,14 @@ type Terminal struct {
 	cmds                      []*command
 	offset                    int64
 	subs                      []*subscriber
-	reserved                  bool
-	closed                    bool
-	status                    int // shell's exit status once dead
-	closeWG                   sync.WaitGroup
+	// text is the command text (of command textSeq) for the next
+	// TextEvent.
+	text     []byte
+	textSeq  int
+	reserved bool
+	closed   bool
+	status   int // shell's exit status once dead
+	closeWG  sync.WaitGroup
 }
 
 // Start opens a terminal and waits until its shell is ready (or the

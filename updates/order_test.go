@@ -37,9 +37,18 @@ func TestUpdateOrderOverManyTurns(t *testing.T) {
 	obs := tr.Observer()
 	const term = "agent-1"
 	offset := int64(0)
-	output := func(b string) {
-		obs.OnTerminal(session.TerminalEvent{TerminalID: term, Output: &session.TerminalOutput{Offset: offset, Data: []byte(b)}})
-		offset += int64(len(b))
+	// output is a piece of the stream as the terminal delivers it: the raw
+	// bytes, then the command's text in them.
+	output := func(seq int, raw, text string) {
+		obs.OnTerminal(session.TerminalEvent{TerminalID: term, Output: &session.TerminalOutput{Offset: offset, Data: []byte(raw)}})
+		offset += int64(len(raw))
+		if text != "" {
+			obs.OnTerminal(session.TerminalEvent{TerminalID: term, Text: &session.TerminalText{Seq: seq, Text: text}})
+		}
+	}
+	ended := func(seq int) {
+		code := 0
+		obs.OnTerminal(session.TerminalEvent{TerminalID: term, State: &session.TerminalStateEvent{State: session.TerminalIdle, Seq: seq, ExitCode: &code}})
 	}
 	const turns = 1000
 	agentGot := map[string]string{}
@@ -56,15 +65,17 @@ func TestUpdateOrderOverManyTurns(t *testing.T) {
 		agentOutput := strings.TrimSuffix(body.String(), "\n")
 		agentGot[id] = agentOutput
 		// The stream: the prompt's marks, the command's output cut into
-		// random pieces, its end mark.
-		stream := []string{"\x1b]633;B\x07\x1b]633;C\x07"}
+		// random pieces, its end mark and the idle state.
+		seq := i + 1
+		stream := []func(){func() { output(seq, "\x1b]633;C\x07", "") }}
 		rest := body.String()
 		for rest != "" {
 			n := 1 + rng.IntN(len(rest))
-			stream = append(stream, rest[:n])
+			piece := rest[:n]
+			stream = append(stream, func() { output(seq, piece, piece) })
 			rest = rest[n:]
 		}
-		stream = append(stream, "\x1b]633;D;0\x07\x1b]633;A\x07$ ")
+		stream = append(stream, func() { output(seq, "\x1b]633;D;0\x07\x1b]633;A\x07$ ", ""); ended(seq) })
 		start := session.CallEvent{ID: int64(i + 1), Agent: "agent-1", Tool: "terminal", Args: raw, TerminalID: term}
 		end := start
 		end.Ended = true
@@ -81,9 +92,7 @@ func TestUpdateOrderOverManyTurns(t *testing.T) {
 		// random point before the observation, and up to three pieces of
 		// the stream trail the call's end, some after the observation.
 		steps := []func(){func() { obs.OnCall(start) }}
-		for _, piece := range stream {
-			steps = append(steps, func() { output(piece) })
-		}
+		steps = append(steps, stream...)
 		trail := rng.IntN(min(3, len(stream)) + 1)
 		cut := len(steps) - trail
 		tail := append([]func(){}, steps[cut:]...)
@@ -105,6 +114,7 @@ func TestUpdateOrderOverManyTurns(t *testing.T) {
 	defer mu.Unlock()
 	done := map[string]bool{}
 	final := map[string]string{}
+	lives := 0
 	seen := map[string]bool{}
 	for n, u := range log {
 		id, _ := u["toolCallId"].(string)
@@ -118,7 +128,17 @@ func TestUpdateOrderOverManyTurns(t *testing.T) {
 		if st, _ := u["status"].(string); st == "completed" || st == "failed" {
 			done[id] = true
 			final[id] = contentText(u)
+		} else if live := contentText(u); live != "" {
+			// A live card shows the output from its first byte on.
+			first := "turn " + strings.TrimPrefix(id, "call-") + " line 0"
+			if !strings.HasPrefix(live, first[:min(len(first), len(live))]) {
+				t.Fatalf("update %d for %s shows %q, which does not start with its first output %q", n, id, live, first)
+			}
+			lives++
 		}
+	}
+	if lives < turns/10 {
+		t.Errorf("only %d live output updates in %d turns: the live card went unchecked", lives, turns)
 	}
 	for i := range turns {
 		id := fmt.Sprintf("call-%d", i)

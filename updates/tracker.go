@@ -38,9 +38,8 @@ type Tracker struct {
 	waiting []*call               // actions whose session call has not started
 	early   []*early              // session calls not yet matched to an action
 	live    map[int64]*call       // by session call id
-	running map[string]*call      // by terminal id: the call whose command shows there
-	unbound map[string]*early     // by terminal id: a command call still waiting for its action
-	terms   map[string]*outFilter // by terminal id
+	running map[string]*call  // by terminal id: the call whose command shows there
+	unbound map[string]*early // by terminal id: a command call still waiting for its action
 }
 
 // call is one tool call of the agent.
@@ -91,7 +90,7 @@ func New(o Options) *Tracker {
 		o.MaxOutput = 64 << 10
 	}
 	return &Tracker{opts: o, calls: map[string]*call{}, live: map[int64]*call{},
-		running: map[string]*call{}, unbound: map[string]*early{}, terms: map[string]*outFilter{}}
+		running: map[string]*call{}, unbound: map[string]*early{}}
 }
 
 // Observer is the tracker's view of the session's calls and terminals.
@@ -439,28 +438,36 @@ func (t *Tracker) ended(c *call, ev session.CallEvent) {
 	// The terminal's output reaches the tracker on its own goroutine and
 	// may trail the call's end: the card keeps taking it until the
 	// command's end mark, or until another call runs there.
-	// Whether the end mark was read already cannot be told from here (the
-	// reader may not have reached the command's start either): output
-	// after the mark is the prompt's, which the filter drops, and the
-	// next call on the terminal takes it over.
+	// Whether the end was delivered already cannot be told from here (the
+	// events may not have reached the command's start either): a
+	// terminal's text is only ever its commands', and the next call on the
+	// terminal takes it over.
 	if c.terminal != "" && (ev.Observation == nil || ev.Observation.Command == nil || !ev.Observation.Command.Running) {
 		c.awaitEnd = true
 	}
 }
 
-// terminal takes a terminal's output: a running command's goes to its card.
+// terminal takes a terminal's events: a running command's text goes to
+// its card, and the command's end (the terminal idle, or dead) completes
+// a card that awaits it. The terminal parsed the stream and checked its
+// marks: a program cannot end a card by printing a look-alike.
 func (t *Tracker) terminal(ev session.TerminalEvent) {
-	if ev.Output == nil || len(ev.Output.Data) == 0 {
+	var out string
+	ended := false
+	switch {
+	case ev.Text != nil:
+		out = ev.Text.Text
+		if ev.Text.Lost > 0 {
+			out = "\n[… " + strconv.FormatInt(ev.Text.Lost, 10) + " bytes not shown: the view fell behind]\n" + out
+		}
+	case ev.State != nil:
+		ended = ev.State.State == session.TerminalIdle || ev.State.State == session.TerminalDead
+	}
+	if out == "" && !ended {
 		return
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	f := t.terms[ev.TerminalID]
-	if f == nil {
-		f = &outFilter{}
-		t.terms[ev.TerminalID] = f
-	}
-	out, ended := f.write(ev.Output.Data)
 	c := t.running[ev.TerminalID]
 	if c == nil || c.over {
 		if e := t.unbound[ev.TerminalID]; e != nil && out != "" {
@@ -470,7 +477,7 @@ func (t *Tracker) terminal(ev session.TerminalEvent) {
 	}
 	if out != "" {
 		c.out.write(out, t.opts.MaxOutput)
-		if c.flush == nil && !(ended && c.awaitEnd) {
+		if c.flush == nil {
 			c.flush = time.AfterFunc(t.opts.Throttle, func() { t.flushOutput(c) })
 		}
 	}

@@ -253,3 +253,39 @@ func TestCallBeforeAction(t *testing.T) {
 		t.Errorf("output after the action arrived = %q, want it to include late", out)
 	}
 }
+
+// TestForgedMarkKeepsTheCard: a command that prints look-alikes of the
+// shell's end and prompt marks (without the terminal's nonce) goes on
+// showing its output live: the card reads the text the terminal parsed,
+// not the raw stream.
+func TestForgedMarkKeepsTheCard(t *testing.T) {
+	dir := t.TempDir()
+	sess, err := session.New(session.Options{Roots: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close(context.Background())
+	agent, _ := sess.NewAgent(session.AgentOptions{})
+	r := &recorder{}
+	tr := updates.New(updates.Options{Emit: r.emit, Throttle: 5 * time.Millisecond})
+	defer sess.Observe(tr.Observer())()
+	// The card's live update of "after-forged" goes out 5 ms after it is
+	// printed; the command ends half a second later.
+	args := map[string]any{"command": `printf 'before\n\033]633;D;0\007\033]633;A\007'; echo after-forged; sleep 0.5`}
+	raw, _ := json.Marshal(args)
+	tr.Event(event(t, action("c1", "terminal", args, "")))
+	obs, err := agent.Call(context.Background(), "terminal", raw, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.Event(event(t, observation("c1", "terminal", obs.Text(), false)))
+	live := false
+	for _, u := range r.all() {
+		if u["toolCallId"] == "c1" && u["status"] == nil && strings.Contains(contentText(u), "after-forged") {
+			live = true
+		}
+	}
+	if !live {
+		t.Errorf("no live update showed the output after the forged marks: %v", r.all())
+	}
+}
