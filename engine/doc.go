@@ -8,8 +8,11 @@
 //
 // Both of OpenHands' dialects run on it: V1's terminal tool (package
 // ohtools) and V0's run action (package ohactions). Each words the
-// outcomes its own way; the engine reports them as an Outcome and a
-// Result.
+// outcomes its own way; the engine reports each request as one Record,
+// which every face renders: the agent's text through a dialect, and a
+// command's card (its Output is what the agent received). A record's
+// output is cut once, here, by the request's Truncation, the one policy
+// for output too long for the agent.
 //
 // A Shell's states and what moves it between them:
 //

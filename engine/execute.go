@@ -16,7 +16,7 @@ import (
 // up on it: the command is stopped (Ctrl-C, then SIGTERM and SIGKILL to its
 // process group, each after a grace period) before the next request runs,
 // so no request is refused because of a command nobody waits for.
-func (b *Shell) Execute(ctx context.Context, req Request) (*Result, error) {
+func (b *Shell) Execute(ctx context.Context, req Request) (*Record, error) {
 	if err := b.acquire(ctx); err != nil {
 		return nil, err
 	}
@@ -24,6 +24,12 @@ func (b *Shell) Execute(ctx context.Context, req Request) (*Result, error) {
 	res, err := b.execute(ctx, req)
 	if err != nil && ctx.Err() != nil {
 		b.stopAbandoned()
+	}
+	if res != nil {
+		if res.Outcome != Completed {
+			res.ExitCode = -1
+		}
+		res.Output, res.Truncated = req.Truncation.Cut(res.Output)
 	}
 	return res, err
 }
@@ -119,19 +125,19 @@ func (b *Shell) snapshot() snapshot {
 }
 
 // execute is one request, holding the turn.
-func (b *Shell) execute(ctx context.Context, req Request) (*Result, error) {
+func (b *Shell) execute(ctx context.Context, req Request) (*Record, error) {
 	cmd := req.Command
 	st := b.snapshot()
 	if !st.running {
 		if cmd == "" {
-			return &Result{Outcome: NoPreviousLogs}, nil
+			return &Record{Outcome: NoPreviousLogs}, nil
 		}
 		if req.IsInput {
-			return &Result{Outcome: NoPreviousInput, Command: cmd}, nil
+			return &Record{Outcome: NoPreviousInput, Command: cmd}, nil
 		}
 	}
 	if parts := SplitCommands(cmd); len(parts) > 1 {
-		return &Result{Outcome: MultipleCommands, Command: cmd, Commands: parts}, nil
+		return &Record{Outcome: MultipleCommands, Command: cmd, Commands: parts}, nil
 	}
 	if s := b.Terminal(); st.running && s != nil {
 		// The terminal the command runs in, even dead: its end is still
@@ -167,7 +173,7 @@ func (b *Shell) execute(ctx context.Context, req Request) (*Result, error) {
 // dies before it reads the command (shellint answers *DeadError: nothing
 // of it ran) is replaced and the command runs in the new one. Either way
 // the result says the shell was restarted.
-func (b *Shell) run(ctx context.Context, req Request) (*Result, error) {
+func (b *Shell) run(ctx context.Context, req Request) (*Record, error) {
 	s, restarted, err := b.session()
 	if err != nil {
 		return nil, err
@@ -199,12 +205,12 @@ func waitOptions(req Request) shellint.RunOptions {
 }
 
 // notExecuted answers a new command sent while one still runs.
-func (b *Shell) notExecuted(ctx context.Context, s *shellint.Terminal, st snapshot, cmd string) (*Result, error) {
+func (b *Shell) notExecuted(ctx context.Context, s *shellint.Terminal, st snapshot, cmd string) (*Record, error) {
 	res, err := s.Output(ctx, st.seq, shellint.RunOptions{Yield: time.Nanosecond})
 	if err != nil && res == nil {
 		return nil, err
 	}
-	r := &Result{Outcome: NotExecuted, Command: cmd, Output: commandOutput(paneText(res.Output), cmd), Continued: st.shown}
+	r := &Record{Outcome: NotExecuted, TerminalID: res.TerminalID, Command: cmd, Output: commandOutput(paneText(res.Output), cmd), Continued: st.shown}
 	b.mu.Lock()
 	b.shown = true
 	b.mu.Unlock()
@@ -213,7 +219,7 @@ func (b *Shell) notExecuted(ctx context.Context, s *shellint.Terminal, st snapsh
 
 // observe turns a shellint result into the outcome bash.py reports for it.
 // A wait that ctx ended answers its error: Execute stops the command.
-func (b *Shell) observe(ctx context.Context, req Request, res *shellint.Result, err error) (*Result, error) {
+func (b *Shell) observe(ctx context.Context, req Request, res *shellint.Result, err error) (*Record, error) {
 	if err != nil && (res == nil || ctx.Err() != nil) {
 		return nil, err
 	}
@@ -237,9 +243,9 @@ func (b *Shell) observe(ctx context.Context, req Request, res *shellint.Result, 
 			code = *res.ExitCode
 		}
 		b.status, b.shown = statusCompleted, false
-		return &Result{Outcome: Completed, Command: req.Command, Output: out, ExitCode: code, Cwd: res.Cwd}, nil
+		return &Record{Outcome: Completed, TerminalID: res.TerminalID, Command: req.Command, Output: out, ExitCode: code, Cwd: res.Cwd}, nil
 	}
-	r := &Result{Command: req.Command, Output: out, Continued: b.shown}
+	r := &Record{TerminalID: res.TerminalID, Command: req.Command, Output: out, Continued: b.shown}
 	if res.Reason == "yield" && req.Timeout > 0 {
 		r.Outcome, b.status = HardTimeout, statusHardTimeout
 	} else {
@@ -252,7 +258,7 @@ func (b *Shell) observe(ctx context.Context, req Request, res *shellint.Result, 
 // keyAtPrompt answers a control key sent when no command runs: the prompt
 // echoes ^C and sets $? to 130 for C-c; other keys are not sent (C-d would
 // end the shell).
-func (b *Shell) keyAtPrompt(cmd string) *Result {
+func (b *Shell) keyAtPrompt(cmd string) *Record {
 	code, out := 0, ""
 	if strings.ToUpper(string([]rune(cmd)[2])) == "C" {
 		code, out = 130, "^C"
@@ -264,5 +270,9 @@ func (b *Shell) keyAtPrompt(cmd string) *Result {
 		cwd = b.opts.Dir
 	}
 	b.status, b.shown = statusCompleted, false
-	return &Result{Outcome: Completed, Command: cmd, Output: out, ExitCode: code, Cwd: cwd}
+	id := ""
+	if b.sess != nil {
+		id = b.sess.ID()
+	}
+	return &Record{Outcome: Completed, TerminalID: id, Command: cmd, Output: out, ExitCode: code, Cwd: cwd}
 }

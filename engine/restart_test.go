@@ -28,7 +28,7 @@ func newShell(t *testing.T, sh string) *engine.Shell {
 	return b
 }
 
-func execute(t *testing.T, b *engine.Shell, cmd string) *engine.Result {
+func execute(t *testing.T, b *engine.Shell, cmd string) *engine.Record {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -73,7 +73,7 @@ func TestShellExitIsNotACommandsEnd(t *testing.T) {
 			t.Run(sh+"/"+tc.name, func(t *testing.T) {
 				t.Parallel()
 				b := newShell(t, sh)
-				var next *engine.Result
+				var next *engine.Record
 				var first *shellint.Terminal
 				if tc.dieUnread {
 					execute(t, b, "true")
@@ -103,7 +103,7 @@ func TestShellExitIsNotACommandsEnd(t *testing.T) {
 
 // nextAfterShellDies submits `echo NEXT` to a stopped shell and kills the
 // shell, so that it dies with the line unread.
-func nextAfterShellDies(t *testing.T, b *engine.Shell, s *shellint.Terminal) *engine.Result {
+func nextAfterShellDies(t *testing.T, b *engine.Shell, s *shellint.Terminal) *engine.Record {
 	t.Helper()
 	pid := s.PID()
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
@@ -111,7 +111,7 @@ func nextAfterShellDies(t *testing.T, b *engine.Shell, s *shellint.Terminal) *en
 	}
 	awaitCondition(t, "the shell stopped", func() bool { return processState(pid) == "T" })
 	type answer struct {
-		res *engine.Result
+		res *engine.Record
 		err error
 	}
 	done := make(chan answer, 1)

@@ -94,6 +94,9 @@ type Request struct {
 	// Timeout is the hard timeout: return after this long, the command
 	// still running. 0 waits.
 	Timeout time.Duration
+	// Truncation cuts an Output too long for the agent; the zero value
+	// keeps it whole.
+	Truncation Truncation
 }
 
 // Outcome says what became of a request.
@@ -116,21 +119,29 @@ const (
 	MultipleCommands
 )
 
-// Result is the outcome of a request and the output that goes with it.
-type Result struct {
+// Record is the one account of a request and its command that every face
+// renders: V1's terminal tool words it for the agent (MCP's text), V0's
+// run action as an observation, and a conversation's command card shows
+// its Output as the agent received it, once the call is over.
+type Record struct {
 	Outcome Outcome
-	// Command is the command the observation reports: the request's, or ""
+	// TerminalID is the terminal the command ran in ("" when none ran).
+	TerminalID string
+	// Command is the command the record reports: the request's, or ""
 	// when an input or poll found the command already finished.
 	Command string
-	// Output is what the command printed since the last result, as a
+	// Output is what the command printed since the last record, as a
 	// terminal pane shows it, with the echo of typed input removed and
-	// surrounding whitespace stripped.
+	// surrounding whitespace stripped, cut by the request's Truncation.
 	Output string
-	// Continued is set when an earlier result already showed part of this
+	// Truncated says the Output was cut.
+	Truncated bool
+	// Continued is set when an earlier record already showed part of this
 	// command's output (OpenHands then prefixes "[Below is the output of the
 	// previous command.]").
 	Continued bool
-	// ExitCode and Cwd are set for Completed.
+	// ExitCode is the command's, for Completed; -1 otherwise. Cwd is set
+	// for Completed.
 	ExitCode int
 	Cwd      string
 	// Commands are the parts of a MultipleCommands text.
@@ -141,6 +152,12 @@ type Result struct {
 	// functions and jobs of the old one are gone. A command the dying
 	// shell never read is among those run again in the new shell.
 	ShellRestarted bool
+}
+
+// Running says the record's command had not ended when it was made: a
+// timeout returned, or a new command was refused because of it.
+func (r *Record) Running() bool {
+	return r.Outcome == NoChange || r.Outcome == HardTimeout || r.Outcome == NotExecuted
 }
 
 // Cwd is the shell's working directory as last reported ("" before the

@@ -38,7 +38,7 @@ func newHarness(t *testing.T) *harness {
 	h.sh = engine.New(engine.Options{Dir: h.dir, Start: func(dir string) (*shellint.Terminal, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		return shellint.Start(ctx, shellint.Options{Shell: "bash", Cwd: dir, Mode: shellint.ModeNoRC, OnEvent: h.event})
+		return shellint.Start(ctx, shellint.Options{ID: "agent-test", Shell: "bash", Cwd: dir, Mode: shellint.ModeNoRC, OnEvent: h.event})
 	}})
 	t.Cleanup(h.sh.Close)
 	return h
@@ -74,7 +74,7 @@ func (h *harness) awaitOutput(t *testing.T, s string) {
 	}
 }
 
-func (h *harness) run(t *testing.T, req engine.Request) *engine.Result {
+func (h *harness) run(t *testing.T, req engine.Request) *engine.Record {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -86,7 +86,7 @@ func (h *harness) run(t *testing.T, req engine.Request) *engine.Result {
 }
 
 // wantDone checks that a request completed with the exit code and output.
-func wantDone(t *testing.T, res *engine.Result, code int, output string) {
+func wantDone(t *testing.T, res *engine.Record, code int, output string) {
 	t.Helper()
 	if res.Outcome != engine.Completed || res.ExitCode != code || res.Output != output {
 		t.Fatalf("got outcome %d, exit %d, output %q; want completed, exit %d, output %q", res.Outcome, res.ExitCode, res.Output, code, output)
@@ -217,7 +217,7 @@ func TestCancelRace(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		timeout := time.Duration(1+rng.IntN(40)) * time.Millisecond
 		type answer struct {
-			res *engine.Result
+			res *engine.Record
 			err error
 		}
 		first := make(chan answer, 1)

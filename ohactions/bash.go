@@ -72,6 +72,9 @@ func (r *Runtime) run(ctx context.Context, a *Action) (*Observation, error) {
 // v0Request is the Shell request for a run action.
 func (r *Runtime) v0Request(ra *runArgs) engine.Request {
 	req := engine.Request{Command: ra.command, IsInput: ra.isInput, Timeout: ra.timeout}
+	if !ra.hidden {
+		req.Truncation = outputTruncation
+	}
 	if !ra.blocking {
 		req.NoOutputTimeout = r.opts.NoChangeTimeout
 	}
@@ -96,8 +99,24 @@ func (r *Runtime) execute(ctx context.Context, sh *engine.Shell, ra *runArgs) (*
 	return r.v0Observation(ra, res), nil
 }
 
-// v0Observation words a Shell result as bash.py does.
-func (r *Runtime) v0Observation(ra *runArgs, res *engine.Result) *Observation {
+// v0Observation words a Shell record as bash.py does.
+func (r *Runtime) v0Observation(ra *runArgs, res *engine.Record) *Observation {
+	obs := r.word(ra, res)
+	if res.ShellRestarted {
+		// bash.py's tmux session never came back from an exit; the
+		// bridge's shell does, and says so in V1's words for it
+		// (docs/openhands-compat.md).
+		obs.Content = ShellResetText + "\n\n" + obs.Content
+	}
+	return obs
+}
+
+// ShellResetText is what an observation says first when its command ran
+// in a new shell because the last one had exited: V1's TerminalExecutor
+// text for a session it found closed and replaced.
+const ShellResetText = "Terminal session has been reset. All previous environment variables and session state have been cleared."
+
+func (r *Runtime) word(ra *runArgs, res *engine.Record) *Observation {
 	id := r.ident
 	switch res.Outcome {
 	case engine.NoPreviousLogs:
@@ -138,8 +157,13 @@ func (r *Runtime) v0Observation(ra *runArgs, res *engine.Result) *Observation {
 		md.Suffix = "\n[The command has no new output after " + pySeconds(r.opts.NoChangeTimeout) + " seconds. " +
 			TimeoutMessageTemplate + "]"
 	}
-	// bash.py builds timeout observations without the action's hidden flag.
-	return cmdObservation(res.Command, res.Output, md, false)
+	// bash.py builds timeout observations without the action's hidden
+	// flag, so their output is cut even for a hidden action.
+	out := res.Output
+	if !res.Truncated {
+		out = cut(out, false)
+	}
+	return cmdObservation(res.Command, out, md, false)
 }
 
 // runStatic runs an is_static command in a fresh shell in cwd, as

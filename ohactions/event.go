@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/oh-bridge/oh-bridge/engine"
 	"github.com/oh-bridge/oh-bridge/pytext"
 )
 
@@ -337,12 +338,10 @@ func (m cmdMetadata) object() Object {
 	}
 }
 
-// cmdObservation is CmdOutputObservation: content is truncated to
-// MaxCmdOutputSize characters unless hidden.
+// cmdObservation is CmdOutputObservation. Its content is cut already:
+// OpenHands cuts it to MaxCmdOutputSize characters unless hidden, and
+// the engine does that for a command's output (outputTruncation).
 func cmdObservation(command, content string, md cmdMetadata, hidden bool) *Observation {
-	if !hidden {
-		content = truncateContent(content, MaxCmdOutputSize)
-	}
 	ok := md.ExitCode == 0
 	return &Observation{Type: "run", Message: fmt.Sprintf("Command `%s` executed with exit code %d.", command, md.ExitCode),
 		Content: content, Extras: Object{{"command", command}, {"metadata", md.object()}, {"hidden", hidden}}, Success: &ok}
@@ -354,18 +353,18 @@ const MaxCmdOutputSize = 30000
 // TruncationNotice is what replaces the middle of a long output.
 const TruncationNotice = "\n[... Observation truncated due to length ...]\n"
 
-// truncateContent keeps the first and last max/2 characters (code points,
-// as Python counts them) of a content longer than max.
-func truncateContent(s string, max int) string {
-	if len(s) <= max { // bytes ≥ code points
-		return s
+// outputTruncation is V0's truncate_content: the first and last
+// MaxCmdOutputSize/2 characters, and the notice between them.
+var outputTruncation = engine.Truncation{Limit: MaxCmdOutputSize, Notice: TruncationNotice, NoticeOutside: true}
+
+// cut is CmdOutputObservation's truncation of content it did not get
+// from the engine.
+func cut(content string, hidden bool) string {
+	if hidden {
+		return content
 	}
-	runes := []rune(s)
-	if len(runes) <= max {
-		return s
-	}
-	half := max / 2
-	return string(runes[:half]) + TruncationNotice + string(runes[len(runes)-half:])
+	content, _ = outputTruncation.Cut(content)
+	return content
 }
 
 // pySeconds formats a duration as OpenHands prints NO_CHANGE_TIMEOUT_SECONDS

@@ -65,7 +65,7 @@ func (r *Runtime) gitHelper(ctx context.Context, ra *runArgs) (*Observation, boo
 		ExitCode: code, Username: &id.username, Hostname: &id.hostname, WorkingDir: &dir,
 		PyInterpreterPath: &id.python, Suffix: "\n[The command completed with exit code " + itoa(code) + ".]",
 	}
-	return cmdObservation(cmd, out, md, ra.hidden), true
+	return cmdObservation(cmd, cut(out, ra.hidden), md, ra.hidden), true
 }
 
 // gitRun is the scripts' run(): stderr (or stdout) stripped, an error on a

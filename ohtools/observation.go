@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/oh-bridge/oh-bridge/engine"
 	"github.com/oh-bridge/oh-bridge/pytext"
 )
 
@@ -42,18 +43,11 @@ func (o *Observation) Text() string {
 	return b.String()
 }
 
-// CommandInfo describes a terminal call for display.
-type CommandInfo struct {
-	TerminalID string
-	Command    string
-	ExitCode   int // -1 while the command runs
-	Cwd        string
-	Running    bool
-	// Output is the command's output as this call gave it to the agent
-	// (truncated as the agent saw it), without OpenHands' notes around
-	// it: what a command's card shows once the call is over.
-	Output string
-}
+// CommandInfo is the engine's record of a terminal call, the one every
+// face renders: the agent gets this package's words for it, and a
+// command's card shows its Output (as the agent received it) once the
+// call is over.
+type CommandInfo = engine.Record
 
 // EditInfo describes a file_editor call that changed a file.
 type EditInfo struct {

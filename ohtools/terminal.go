@@ -23,6 +23,7 @@ const (
 	// DefaultNoChangeTimeout is NO_CHANGE_TIMEOUT_SECONDS.
 	DefaultNoChangeTimeout = 30 * time.Second
 
+	// truncateNotice is the SDK's DEFAULT_TRUNCATE_NOTICE.
 	truncateNotice  = "<response clipped><NOTE>Due to the max output limit, only part of the full response has been shown to you.</NOTE>"
 	continuePrefix  = "[Below is the output of the previous command.]\n"
 	noPreviousLogs  = "No previous running command to retrieve logs from."
@@ -34,6 +35,10 @@ const (
 	// when idle (OH_RUNTIME_IDLE_TIMEOUT_SECONDS; unset means no cap).
 	idleTimeoutEnv = "OH_RUNTIME_IDLE_TIMEOUT_SECONDS"
 )
+
+// outputTruncation is how the SDK cuts a command's output and the
+// observation's text: maybe_truncate to MAX_CMD_OUTPUT_SIZE.
+var outputTruncation = engine.Truncation{Limit: MaxOutput, Notice: truncateNotice}
 
 // terminal is an agent's V1 terminal: engine.Shell, worded as
 // openhands-tools' TerminalSession in its single-session form.
@@ -135,6 +140,7 @@ func (t *terminal) execute(ctx context.Context, args *terminalArgs) (*terminalOb
 	if args.isInput {
 		req.Keys = keyBytes(command)
 	}
+	req.Truncation = outputTruncation
 	res, err := t.shell.Execute(ctx, req)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -167,18 +173,19 @@ func (o *terminalObservation) observation() *Observation {
 	if o.exitCode != -1 {
 		text += "\n[Command finished with exit code " + strconv.Itoa(o.exitCode) + "]"
 	}
+	// OpenHands cuts the output, then the whole text with its notes, by
+	// the same rule.
+	text, _ = outputTruncation.Cut(text)
 	return &Observation{
-		Content: []Content{{Text: pytext.MiddleTruncate(text, MaxOutput, truncateNotice)}},
+		Content: []Content{{Text: text}},
 		IsError: o.isError,
 		Command: o.info,
 	}
 }
 
 // word turns a Shell result into TerminalSession's observation for it.
-func (t *terminal) word(res *engine.Result, args *terminalArgs) *terminalObservation {
-	out := pytext.MiddleTruncate(res.Output, MaxOutput, truncateNotice)
-	o := &terminalObservation{body: out, exitCode: -1}
-	info := &CommandInfo{TerminalID: t.id, Command: res.Command, ExitCode: -1, Running: true, Output: out}
+func (t *terminal) word(res *engine.Record, args *terminalArgs) *terminalObservation {
+	o := &terminalObservation{body: res.Output, exitCode: -1}
 	switch res.Outcome {
 	case engine.NoPreviousLogs:
 		return &terminalObservation{body: noPreviousLogs, isError: true, exitCode: -1}
@@ -205,7 +212,6 @@ func (t *terminal) word(res *engine.Result, args *terminalArgs) *terminalObserva
 			o.suffix = "\n[The command completed with exit code " + strconv.Itoa(res.ExitCode) + ". CTRL+" +
 				strings.ToUpper(string([]rune(res.Command)[2])) + " was sent.]"
 		}
-		info.ExitCode, info.Cwd, info.Running = res.ExitCode, res.Cwd, false
 	case engine.NoChange:
 		o.suffix = "\n[The command has no new output after " + pySeconds(t.noChange) + " seconds. " + TimeoutMessage + "]"
 	case engine.HardTimeout:
@@ -220,7 +226,7 @@ func (t *terminal) word(res *engine.Result, args *terminalArgs) *terminalObserva
 		// replaces it (docs/openhands-compat.md).
 		o.body = resetText + "\n\n" + o.body
 	}
-	o.info = info
+	o.info = res
 	return o
 }
 

@@ -21,7 +21,8 @@ type Options struct {
 	Emit func(Update)
 	// Throttle spaces the updates of a command's live output (100 ms).
 	Throttle time.Duration
-	// MaxOutput bounds the output a command card keeps, its tail (64 KiB).
+	// MaxOutput bounds the output a running command's card keeps, its
+	// head and its tail (64 KiB).
 	MaxOutput int
 }
 
@@ -356,7 +357,7 @@ func (t *Tracker) bindEarly(c *call) bool {
 			t.start(c, e.ev)
 			if e.out.Len() > 0 {
 				// What the command printed before its action arrived.
-				c.out.write(e.out.String(), t.opts.MaxOutput)
+				c.out = e.out
 				t.flushNow(c)
 			}
 			if e.end != nil {
@@ -442,7 +443,7 @@ func (t *Tracker) ended(c *call, ev session.CallEvent) {
 	// events may not have reached the command's start either): a
 	// terminal's text is only ever its commands', and the next call on the
 	// terminal takes it over.
-	if c.terminal != "" && (ev.Observation == nil || ev.Observation.Command == nil || !ev.Observation.Command.Running) {
+	if c.terminal != "" && (ev.Observation == nil || ev.Observation.Command == nil || !ev.Observation.Command.Running()) {
 		c.awaitEnd = true
 	}
 }
