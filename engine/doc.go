@@ -25,9 +25,10 @@
 //	              to it, a new command is NOT executed; its end moves the
 //	              shell to idle.
 //	interrupting  a request's caller gave up while its command ran (its ctx
-//	              ended), or Interrupt was called: Ctrl-C; after 2 s a
-//	              second Ctrl-C (the first may have fallen between two
-//	              commands of a list); after 0.5 s SIGTERM to the
+//	              ended), or Interrupt was called: Ctrl-C; a second
+//	              Ctrl-C as soon as the next command of a list takes the
+//	              terminal (the first fell between two commands), else
+//	              after 2 s; after 0.5 s SIGTERM to the
 //	              foreground process group; after 2 s SIGKILL; after 2 s
 //	              more the whole terminal (shellint's escalation), within
 //	              StopTimeout. A request that arrives meanwhile waits

@@ -55,7 +55,8 @@ func (s *Terminal) interrupt(ctx context.Context, c *command, reason string, har
 		// (`a; sleep 60; b`) is lost: bash goes on with the next. A second
 		// one finds that next command in the foreground, and the shell
 		// then abandons the rest of the list, where SIGTERM to the job
-		// would let it run on.
+		// would let it run on. It goes as soon as the next command takes
+		// the terminal (ctrlCLost), else after the grace period.
 		{"ctrl_c", ctrlC, secondInterruptGrace},
 		{"sigterm", func(c *command) { s.signalCommand(c, syscall.SIGTERM) }, s.opts.TermGrace},
 		{"sigkill", func(c *command) { s.signalCommand(c, syscall.SIGKILL) }, killGrace},
@@ -77,7 +78,7 @@ func (s *Terminal) interrupt(ctx context.Context, c *command, reason string, har
 	if hard && s.awaitSignalTarget(c, fgForkTimeout) > 0 {
 		steps = steps[3:]
 	}
-	for _, st := range steps {
+	for i, st := range steps {
 		s.mu.Lock()
 		if c.done {
 			s.mu.Unlock()
@@ -86,8 +87,12 @@ func (s *Terminal) interrupt(ctx context.Context, c *command, reason string, har
 		c.escalation = st.name
 		s.mu.Unlock()
 		s.log.Info("interrupting command", "seq", c.seq, "step", st.name)
+		var lost func() bool
+		if i == 0 && !hard {
+			lost = s.ctrlCLost(c)
+		}
 		st.apply(c)
-		if done, err := s.waitDone(ctx, c, st.grace); done || err != nil {
+		if done, err := s.waitDone(ctx, c, st.grace, lost); done || err != nil {
 			r := s.softResult(c, reason)
 			return r, err
 		}
@@ -183,10 +188,17 @@ func (s *Terminal) waitStarted(ctx context.Context, c *command, d time.Duration)
 	}
 }
 
-// waitDone waits up to d for c to finish.
-func (s *Terminal) waitDone(ctx context.Context, c *command, d time.Duration) (bool, error) {
+// waitDone waits up to d for c to finish, or until lost (if not nil)
+// says the step missed: then it returns at once, for the next step.
+func (s *Terminal) waitDone(ctx context.Context, c *command, d time.Duration, lost func() bool) (bool, error) {
 	t := time.NewTimer(d)
 	defer t.Stop()
+	var poll <-chan time.Time
+	if lost != nil {
+		tick := time.NewTicker(lostPoll)
+		defer tick.Stop()
+		poll = tick.C
+	}
 	for {
 		s.mu.Lock()
 		done, ch := c.done, s.changed
@@ -196,10 +208,41 @@ func (s *Terminal) waitDone(ctx context.Context, c *command, d time.Duration) (b
 		}
 		select {
 		case <-ch:
+		case <-poll:
+			if lost() {
+				s.log.Debug("the Ctrl-C missed: the next command of the list started", "seq", c.seq)
+				return false, nil
+			}
 		case <-t.C:
 			return false, nil
 		case <-ctx.Done():
 			return false, ctx.Err()
 		}
+	}
+}
+
+// lostPoll spaces the checks of whether a Ctrl-C missed.
+const lostPoll = 20 * time.Millisecond
+
+// ctrlCLost is called just before the first Ctrl-C. The function it
+// returns says whether that Ctrl-C missed its command: a shell without a
+// line editor sometimes goes on with a loop or list when the Ctrl-C comes
+// as one command hands over to the next (plain bash --noediting does it
+// too, about 1 time in 15). Only the shell starts process groups, so a
+// foreground group other than the one the Ctrl-C found (and not the
+// shell's) is the next command of the list: the second Ctrl-C then goes
+// at once instead of after the grace period. A program slow to handle
+// its Ctrl-C keeps its group and gets the whole grace.
+func (s *Terminal) ctrlCLost(c *command) func() bool {
+	s.mu.Lock()
+	fallback := c.proc != nil
+	s.mu.Unlock()
+	if fallback {
+		return nil // the command's bash -c is its own group
+	}
+	before := s.signalTarget(c)
+	return func() bool {
+		now := s.signalTarget(c)
+		return now > 0 && now != before
 	}
 }

@@ -35,10 +35,10 @@ type Tracker struct {
 	opts Options
 
 	mu      sync.Mutex
-	calls   map[string]*call      // by tool call id
-	waiting []*call               // actions whose session call has not started
-	early   []*early              // session calls not yet matched to an action
-	live    map[int64]*call       // by session call id
+	calls   map[string]*call  // by tool call id
+	waiting []*call           // actions whose session call has not started
+	early   []*early          // session calls not yet matched to an action
+	live    map[int64]*call   // by session call id
 	running map[string]*call  // by terminal id: the call whose command shows there
 	unbound map[string]*early // by terminal id: a command call still waiting for its action
 }

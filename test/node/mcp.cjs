@@ -115,8 +115,8 @@ async function toolChecks(label, client, { ws, python }) {
     progress.some((p) => /^tick \d+$/.test(p.message || '')), progress);
   check(`${label}: cancelling the call rejects it`, rejected !== undefined && Date.now() - start < 30000, String(rejected));
   // The next call runs once the stop is over (Ctrl-C, a second Ctrl-C
-  // after 2 s if the first fell between two commands of the loop, then
-  // signals): from then on the loop must not tick again.
+  // if the first fell between two commands of the loop, then signals):
+  // from then on the loop must not tick again.
   r = await client.callTool({ name: 'terminal', arguments: { command: 'echo free' } });
   check(`${label}: the terminal is free after the cancel`, text(r) === done('free', ws, python), text(r));
   const after = fs.readFileSync(ticks, 'utf8').trim().split('\n').length;
