@@ -15,7 +15,7 @@ type fileEditorArgs struct {
 var fileEditorCommands = []string{editor.CommandView, editor.CommandCreate, editor.CommandStrReplace, editor.CommandInsert, editor.CommandUndoEdit}
 
 func parseFileEditorArgs(raw []byte) (*fileEditorArgs, error) {
-	a, err := parseArgs(FileEditorTool, raw, "command", "path", "file_text", "old_str", "new_str", "insert_line", "view_range")
+	a, err := parseArgs(FileEditorTool, raw)
 	if err != nil {
 		return nil, err
 	}

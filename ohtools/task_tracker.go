@@ -31,7 +31,7 @@ type taskTrackerArgs struct {
 }
 
 func parseTaskTrackerArgs(raw []byte) (*taskTrackerArgs, error) {
-	a, err := parseArgs(TaskTrackerTool, raw, "command", "task_list")
+	a, err := parseArgs(TaskTrackerTool, raw)
 	if err != nil {
 		return nil, err
 	}

@@ -60,7 +60,7 @@ type terminalArgs struct {
 }
 
 func parseTerminalArgs(raw []byte) (*terminalArgs, error) {
-	a, err := parseArgs(TerminalTool, raw, "command", "is_input", "timeout", "reset")
+	a, err := parseArgs(TerminalTool, raw)
 	if err != nil {
 		return nil, err
 	}

@@ -82,9 +82,11 @@ async function toolChecks(label, client, { ws, python }) {
   r = await client.callTool({ name: 'file_editor', arguments: { command: 'view', path: path.join(ws, 'nope.txt') } });
   check(`${label}: a tool failure is an isError result with OpenHands' text`, r.isError === true &&
     text(r) === `Invalid \`path\` parameter: ${ws}/nope.txt. The path ${ws}/nope.txt does not exist. Please provide a valid path.`, r);
-  r = await client.callTool({ name: 'terminal', arguments: { command: 'ls', cwd: '/' } });
-  check(`${label}: arguments outside the schema are an isError result`, r.isError === true &&
-    text(r).startsWith("Error validating tool 'terminal': unexpected argument \"cwd\""), r);
+  r = await client.callTool({ name: 'terminal', arguments: { command: 'echo extra', wait_for_previous: true } });
+  check(`${label}: an argument the tool does not know is ignored`, !r.isError && text(r) === done('extra', ws, python), r);
+  r = await client.callTool({ name: 'terminal', arguments: { command: 'ls', timeout: 'soon' } });
+  check(`${label}: a wrongly typed argument is an isError result`, r.isError === true &&
+    text(r).startsWith("Error validating tool 'terminal': `timeout` must be a number"), r);
   r = await client.callTool({ name: 'task_tracker', arguments: { command: 'plan', task_list: [{ title: 'Wire MCP', status: 'in_progress' }] } });
   check(`${label}: task_tracker plans`, text(r) === 'Task list has been updated with 1 item(s).', text(r));
   r = await client.callTool({ name: 'task_tracker', arguments: { command: 'view' } });
