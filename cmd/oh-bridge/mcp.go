@@ -10,8 +10,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/oh-bridge/oh-bridge/handlers"
 	"github.com/oh-bridge/oh-bridge/mcpserver"
 	"github.com/oh-bridge/oh-bridge/session"
@@ -62,7 +60,8 @@ func mcpMain(args []string) int {
 	}
 	srv := mcpserver.New(sess, mcpserver.Options{Version: version, Logger: logger, MaxWait: wait})
 	logger.Info("serving MCP on stdio", "version", version, "pid", os.Getpid(), "roots", resolved)
-	serveErr := srv.ServeStdio(ctx, &mcp.StdioTransport{})
+	std := newStdio()
+	serveErr := srv.ServeStdio(ctx, mcpserver.StdioTransport(std.in, std.out))
 	closeCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if err := sess.Close(closeCtx); err != nil {

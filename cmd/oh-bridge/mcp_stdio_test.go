@@ -1,0 +1,107 @@
+//go:build unix
+
+package main_test
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestMCPStdioSurvivesBadLines: `oh-bridge mcp` answers each line that is
+// not a JSON-RPC message with a JSON-RPC error and goes on serving; a
+// call running meanwhile is answered, in the same shell.
+func TestMCPStdioSurvivesBadLines(t *testing.T) {
+	ws := t.TempDir()
+	cmd := exec.Command(bin, "mcp", "--workspace", ws, "--log-level", "error")
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	msgs := make(chan map[string]any, 100)
+	go func() {
+		dec := json.NewDecoder(stdout)
+		for {
+			var m map[string]any
+			if dec.Decode(&m) != nil {
+				close(msgs)
+				return
+			}
+			msgs <- m
+		}
+	}()
+	next := func() map[string]any {
+		t.Helper()
+		select {
+		case m, ok := <-msgs:
+			if !ok {
+				t.Fatal("oh-bridge mcp closed its output")
+			}
+			return m
+		case <-time.After(20 * time.Second):
+			t.Fatal("no message from oh-bridge mcp")
+		}
+		return nil
+	}
+	send := func(line string) { stdin.Write([]byte(line + "\n")) }
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	next()
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"terminal","arguments":{"command":"export KEPT=yes; echo begun; sleep 1; echo ended"}}}`)
+	bad := []struct {
+		line string
+		code float64
+	}{
+		{`{not json}`, -32700},
+		{`[]`, -32600},
+		{`null`, -32600},
+		{`{"jsonrpc":"2.0","id":{"an":"object"},"method":"ping"}`, -32600},
+		{"{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\",\"params\":{\"x\":\"\xff\xfe\"}}", -32700},
+	}
+	for _, b := range bad {
+		send(b.line)
+	}
+	var errs []map[string]any
+	var call map[string]any
+	for call == nil || len(errs) < len(bad) {
+		m := next()
+		if m["id"] == nil {
+			errs = append(errs, m)
+		} else if m["id"] == 2.0 {
+			call = m
+		}
+	}
+	for i, e := range errs {
+		er, _ := e["error"].(map[string]any)
+		if er == nil || er["code"] != bad[i].code || !strings.Contains(er["message"].(string), "send one JSON-RPC 2.0 message per line") {
+			t.Errorf("line %q answered %v, want error %v naming the fix", bad[i].line, e, bad[i].code)
+		}
+	}
+	if text := toolText(call); !strings.HasPrefix(text, "begun\nended\n[The command completed with exit code 0.]") {
+		t.Fatalf("the call running while bad lines came answered %v", call)
+	}
+	send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"terminal","arguments":{"command":"echo $KEPT"}}}`)
+	if text := toolText(next()); !strings.HasPrefix(text, "yes\n") {
+		t.Fatalf("the shell did not survive: %q", text)
+	}
+}
+
+func toolText(m map[string]any) string {
+	r, _ := m["result"].(map[string]any)
+	content, _ := r["content"].([]any)
+	var b strings.Builder
+	for _, c := range content {
+		if c, ok := c.(map[string]any); ok {
+			s, _ := c["text"].(string)
+			b.WriteString(s)
+		}
+	}
+	return b.String()
+}
