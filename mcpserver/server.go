@@ -204,6 +204,18 @@ func (s *Server) closeSessions() {
 // ServeStdio serves one MCP client on t (stdin and stdout for `oh-bridge
 // mcp`) until it disconnects or ctx ends.
 func (s *Server) ServeStdio(ctx context.Context, t mcp.Transport) error {
+	// The SDK waits for running calls before Run returns; a call waits
+	// for its command. So when ctx ends (a signal), the agents' terminals
+	// close first, which ends their commands and so the calls.
+	served := make(chan struct{})
+	defer close(served)
+	go func() {
+		select {
+		case <-ctx.Done():
+			s.closeSessions()
+		case <-served:
+		}
+	}()
 	err := s.mcp.Run(ctx, t)
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) {
 		return nil

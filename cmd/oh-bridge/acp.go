@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -120,7 +119,12 @@ func acpMain(args []string) int {
 	rs := rpc.NewServer(rpc.Options{Methods: agent.Methods(), Logger: logger, Shutdown: agent.Shutdown, CancelMethod: "$/cancel_request"})
 	agent.Bind(rs)
 	logger.Info("serving ACP on stdio", "version", version, "pid", os.Getpid(), "server", srv.URL)
-	rs.Serve(context.Background(), rpc.NewLineStream(newStdio(), logger, nil))
+	ctx, signalCode, stop := onSignals()
+	defer stop()
+	rs.Serve(ctx, rpc.NewLineStream(newStdio(), logger, nil))
+	if c := signalCode(); c >= 0 {
+		return c
+	}
 	return 0
 }
 

@@ -11,7 +11,6 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -91,7 +90,12 @@ func serveMain(args []string) int {
 	srv := rpc.NewServer(rpc.Options{Methods: h.Methods(), Logger: logger, Shutdown: h.Shutdown})
 	h.Bind(srv)
 	logger.Info("serving on stdio", "version", version, "pid", os.Getpid())
-	code := srv.Serve(context.Background(), rpc.NewStream(newStdio(), logger, rec))
+	ctx, signalCode, stop := onSignals()
+	defer stop()
+	code := srv.Serve(ctx, rpc.NewStream(newStdio(), logger, rec))
+	if c := signalCode(); c >= 0 {
+		code = c
+	}
 	logger.Info("exiting", "code", code)
 	return code
 }

@@ -99,7 +99,17 @@ type bridge struct {
 
 func startBridge(t *testing.T, args ...string) *bridge {
 	t.Helper()
+	return startBridgeEnv(t, nil, args...)
+}
+
+// startBridgeEnv is startBridge with env added to the bridge's
+// environment.
+func startBridgeEnv(t *testing.T, env []string, args ...string) *bridge {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	b := &bridge{cmd: cmd, stdin: stdin, stderr: &lockedBuffer{}, done: make(chan error, 1)}

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/oh-bridge/oh-bridge/handlers"
@@ -52,7 +50,7 @@ func mcpMain(args []string) int {
 		fmt.Fprintln(os.Stderr, "oh-bridge mcp:", err)
 		return 2
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	ctx, signalCode, stop := onSignals()
 	defer stop()
 	wait := *maxWait
 	if wait == 0 {
@@ -66,6 +64,9 @@ func mcpMain(args []string) int {
 	defer cancel()
 	if err := sess.Close(closeCtx); err != nil {
 		logger.Warn("closing the session", "error", err)
+	}
+	if c := signalCode(); c >= 0 {
+		return c
 	}
 	if serveErr != nil {
 		logger.Error("MCP ended", "error", serveErr)

@@ -5,6 +5,7 @@ package main_test
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -37,10 +38,11 @@ func descendants(root int, sessions map[int]bool) map[int]procInfo {
 	return out
 }
 
-// TestTerminalsLeaveNoProcesses starts background and foreground jobs in
-// bash and zsh terminals, ends the session (shutdown+exit, or end of stdin)
-// and checks that the bridge exits within 2 s leaving no process of those
-// terminals behind.
+// TestTerminalsLeaveNoProcesses starts background (one of them nohup'd)
+// and foreground jobs in bash and zsh terminals, ends the session
+// (shutdown+exit, end of stdin, SIGTERM, SIGINT or SIGHUP) and checks that
+// the bridge exits within 2 s with the documented code, leaving no process
+// of those terminals and no temporary directory behind.
 func TestTerminalsLeaveNoProcesses(t *testing.T) {
 	shells := []string{"bash"}
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
@@ -48,10 +50,11 @@ func TestTerminalsLeaveNoProcesses(t *testing.T) {
 	}
 	requireTool(t, "zsh", "apt-get install zsh")
 	shells = append(shells, "zsh")
-	for _, end := range []string{"shutdown", "stdin EOF"} {
+	for _, end := range []string{"shutdown", "stdin EOF", "SIGTERM", "SIGINT", "SIGHUP"} {
 		t.Run(end, func(t *testing.T) {
 			t.Parallel()
-			b := startBridge(t, "--workspace", t.TempDir())
+			tmp := t.TempDir()
+			b := startBridgeEnv(t, []string{"TMPDIR=" + tmp}, "--workspace", t.TempDir())
 			ctx := ctxT(t)
 			if _, err := b.client.Initialize(ctx, nil); err != nil {
 				t.Fatal(err)
@@ -66,7 +69,7 @@ func TestTerminalsLeaveNoProcesses(t *testing.T) {
 					t.Fatal(err)
 				}
 				sessions[open.PID] = true
-				for _, cmd := range []string{"sleep 1000 &", "sleep 1000"} {
+				for _, cmd := range []string{"nohup sleep 1000 >/dev/null 2>&1 &", "sleep 1000 &", "sleep 1000"} {
 					var r struct{ Running bool }
 					err := b.client.Call(ctx, "terminal/run", map[string]any{"terminalId": open.TerminalID, "command": cmd, "noOutputTimeoutMs": 200}, &r)
 					if err != nil {
@@ -86,11 +89,11 @@ func TestTerminalsLeaveNoProcesses(t *testing.T) {
 						sleeps++
 					}
 				}
-				if sleeps == 2*len(shells) {
+				if sleeps == 3*len(shells) {
 					break
 				}
 				if time.Now().After(deadline) {
-					t.Fatalf("want %d sleeps under the bridge, have %v", 2*len(shells), before)
+					t.Fatalf("want %d sleeps under the bridge, have %v", 3*len(shells), before)
 				}
 				time.Sleep(10 * time.Millisecond)
 			}
@@ -101,19 +104,25 @@ func TestTerminalsLeaveNoProcesses(t *testing.T) {
 			})
 
 			start := time.Now()
-			if end == "shutdown" {
+			switch end {
+			case "shutdown":
 				if err := b.client.Call(ctx, "shutdown", nil, nil); err != nil {
 					t.Fatal(err)
 				}
 				b.client.Notify("exit", nil)
-			} else {
+			case "stdin EOF":
 				b.stdin.Close()
+			default:
+				b.cmd.Process.Signal(map[string]syscall.Signal{"SIGTERM": syscall.SIGTERM, "SIGINT": syscall.SIGINT, "SIGHUP": syscall.SIGHUP}[end])
 			}
 			code, _ := b.wait(t, 5*time.Second)
 			took := time.Since(start)
 			t.Logf("%s: exited in %v", end, took)
-			if want := map[string]int{"shutdown": 0, "stdin EOF": 1}[end]; code != want {
+			if want := map[string]int{"shutdown": 0, "stdin EOF": 1, "SIGTERM": 143, "SIGINT": 130, "SIGHUP": 129}[end]; code != want {
 				t.Errorf("exit code %d, want %d", code, want)
+			}
+			if left, _ := filepath.Glob(filepath.Join(tmp, "oh-bridge-*")); len(left) > 0 {
+				t.Errorf("temporary directories left: %v", left)
 			}
 			if took > 2*time.Second {
 				t.Errorf("took %v to exit, want ≤ 2s", took)
