@@ -105,3 +105,54 @@ func toolText(m map[string]any) string {
 	}
 	return b.String()
 }
+
+// TestMCPStdioCancelledGetsNoAnswer: a request the client cancelled gets
+// no answer (MCP: the receiver should not respond), and the next call runs.
+func TestMCPStdioCancelledGetsNoAnswer(t *testing.T) {
+	ws := t.TempDir()
+	cmd := exec.Command(bin, "mcp", "--workspace", ws, "--log-level", "error")
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	dec := json.NewDecoder(stdout)
+	var got []map[string]any
+	until := func(id float64) map[string]any {
+		t.Helper()
+		for {
+			var m map[string]any
+			if err := dec.Decode(&m); err != nil {
+				t.Fatalf("reading: %v (so far %v)", err, got)
+			}
+			got = append(got, m)
+			if m["id"] == id {
+				return m
+			}
+		}
+	}
+	send := func(line string) { stdin.Write([]byte(line + "\n")) }
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	until(1)
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"terminal","arguments":{"command":"echo started; sleep 30","timeout":60}}}`)
+	// The call is running once a ping round trip shows the server busy
+	// with it only; cancel it then.
+	send(`{"jsonrpc":"2.0","id":8,"method":"ping"}`)
+	until(8)
+	send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"gave up"}}`)
+	send(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"terminal","arguments":{"command":"echo next"}}}`)
+	if text := toolText(until(9)); !strings.HasPrefix(text, "next\n[The command completed with exit code 0.]") {
+		t.Fatalf("the call after the cancel answered %q", text)
+	}
+	send(`{"jsonrpc":"2.0","id":10,"method":"ping"}`)
+	until(10)
+	for _, m := range got {
+		if m["id"] == 7.0 {
+			t.Fatalf("the cancelled request was answered: %v", m)
+		}
+	}
+}
