@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"slices"
@@ -44,6 +45,9 @@ type HTTPOptions struct {
 	// Inspector's "http://localhost:6274"). Requests without an Origin
 	// header, as from command-line agents, need none.
 	AllowedOrigins []string
+	// StreamGoneGrace is how long a session lives on once its client
+	// dropped its event stream and went quiet (0: StreamGoneGrace).
+	StreamGoneGrace time.Duration
 }
 
 // ListenHTTP opens the endpoint on 127.0.0.1, with a new random token.
@@ -67,10 +71,22 @@ func (s *Server) ListenHTTP(o HTTPOptions) (*Endpoint, error) {
 	}
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
 		&mcp.StreamableHTTPOptions{SessionTimeout: SessionIdleTimeout, Logger: s.sdkLog})
+	grace := o.StreamGoneGrace
+	if grace <= 0 {
+		grace = StreamGoneGrace
+	}
+	w := newWatch(s, grace)
+	s.mu.Lock()
+	s.watch = w
+	s.mu.Unlock()
+	idle := &idleConns{max: maxIdleConns}
 	e.srv = &http.Server{
-		Handler:           guard(h, e.Token, port, o.AllowedOrigins),
+		Handler:           guard(w.handler(h), e.Token, port, o.AllowedOrigins),
 		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          nil,
+		IdleTimeout:       idleConnTimeout,
+		MaxHeaderBytes:    64 << 10,
+		ConnState:         idle.state,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
 	go func() {
 		defer close(e.done)

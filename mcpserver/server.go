@@ -47,6 +47,7 @@ type Server struct {
 
 	mu     sync.Mutex
 	agents map[*mcp.ServerSession]*session.Agent
+	watch  *watch // the HTTP endpoint's, if it serves one
 }
 
 const instructions = "These are OpenHands' own tools (terminal, file_editor, task_tracker), acting in the user's workspace " +
@@ -158,7 +159,11 @@ func (s *Server) agentFor(ss *mcp.ServerSession) (*session.Agent, error) {
 		ss.Wait()
 		s.mu.Lock()
 		delete(s.agents, ss)
+		w := s.watch
 		s.mu.Unlock()
+		if w != nil {
+			w.forget(ss.ID())
+		}
 		a.Close()
 		s.log.Info("an MCP session ended; its terminal is closed", "agent", a.Info().ID)
 	}()
@@ -175,12 +180,31 @@ func clientName(ss *mcp.ServerSession) string {
 }
 
 // Sessions counts the MCP sessions connected now.
-func (s *Server) Sessions() int {
+func (s *Server) Sessions() int { return s.liveSessions() }
+
+func (s *Server) liveSessions() int {
 	n := 0
 	for range s.mcp.Sessions() {
 		n++
 	}
 	return n
+}
+
+// closeSessionID ends the session with this id: its agent's terminal
+// first (a running call waits for its command), then the session.
+func (s *Server) closeSessionID(id string) {
+	for ss := range s.mcp.Sessions() {
+		if ss.ID() != id {
+			continue
+		}
+		s.mu.Lock()
+		a := s.agents[ss]
+		s.mu.Unlock()
+		if a != nil {
+			a.Close()
+		}
+		ss.Close()
+	}
 }
 
 // closeSessions ends every agent's terminal, then every MCP session. In

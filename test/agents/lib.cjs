@@ -98,7 +98,8 @@ function run(cmd, args, { cwd, env, timeout = 120000, input } = {}) {
 // and writes each connect, sendto and sendmsg with an address. outside
 // lists the addresses that are not loopback (or a local socket).
 async function traced(cmd, args, opts = {}) {
-  const log = path.join(opts.cwd || os.tmpdir(), `.strace-${process.pid}-${Date.now()}`);
+  // Not in the workspace: an agent would list the file.
+  const log = path.join(os.tmpdir(), `.strace-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}`);
   const r = await run('strace', ['-f', '-qq', '-e', 'trace=connect,sendto,sendmsg', '-e', 'signal=none', '-o', log, cmd, ...args], opts);
   const lines = fs.existsSync(log) ? fs.readFileSync(log, 'utf8').split('\n') : [];
   fs.rmSync(log, { force: true });
