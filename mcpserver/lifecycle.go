@@ -69,6 +69,10 @@ func (w *watch) handler(next http.Handler) http.Handler {
 				refuse(rw, http.StatusRequestEntityTooLarge, err.Error())
 				return
 			}
+			if id, method, stateless := statelessRequest(r, body); stateless {
+				w.s.answerStateless(rw, id, method)
+				return
+			}
 			if isInitialize(body) && w.s.liveSessions() >= MaxSessions {
 				refuseRPC(rw, http.StatusServiceUnavailable, fmt.Sprintf("this endpoint already serves %d MCP sessions, each with its own shell: end one (its agent exits, or sends DELETE), or restart the endpoint (mcp/stop, mcp/start)", MaxSessions))
 				return

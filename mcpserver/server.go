@@ -16,9 +16,11 @@ import (
 	"github.com/oh-bridge/oh-bridge/session"
 )
 
-// ProtocolVersions are the MCP versions served: those with sessions,
-// because an agent's terminal and task list live as long as its session.
-var ProtocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
+// ProtocolVersions are the MCP versions served: the current one,
+// stateless, on stdio only (discover.go says why), and those with
+// sessions, because an agent's terminal and task list live as long as its
+// session.
+var ProtocolVersions = []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"}
 
 // Options configure a Server.
 type Options struct {

@@ -1,0 +1,161 @@
+package mcpserver_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// statusLog records each HTTP request's JSON-RPC method header and status.
+type statusLog struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (l *statusLog) RoundTrip(r *http.Request) (*http.Response, error) {
+	var method string
+	if r.Body != nil {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var m struct{ Method string }
+		json.Unmarshal(body, &m)
+		method = m.Method
+	}
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	if err != nil {
+		return resp, err
+	}
+	entry := r.Method + " " + method + " " + resp.Status
+	if r.Method == http.MethodPost { // a POST's answer, JSON or one SSE event, ends
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+		if bytes.Contains(body, []byte(`"error"`)) {
+			entry += " error"
+		}
+	}
+	l.mu.Lock()
+	l.seen = append(l.seen, entry)
+	l.mu.Unlock()
+	return resp, err
+}
+
+// TestCurrentProtocolOverHTTP: a client of the current protocol
+// (2026-07-28, as the Go SDK v1.8.0 and Claude Code speak it) asks
+// server/discover first. The endpoint answers it, listing the versions
+// with sessions, and the client goes on to a session without an error;
+// its calls keep their shell.
+func TestCurrentProtocolOverHTTP(t *testing.T) {
+	srv, _, dir := newServer(t)
+	ep := listen(t, srv, 0)
+	log := &statusLog{}
+	hc := &http.Client{Transport: headers{token: ep.Token, next: log}}
+	c, err := mcp.NewClient(&mcp.Implementation{Name: "current", Version: "1"}, nil).
+		Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ep.URL, HTTPClient: hc}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	log.mu.Lock()
+	first := append([]string(nil), log.seen...)
+	log.mu.Unlock()
+	if len(first) == 0 || first[0] != "POST server/discover 200 OK" {
+		t.Fatalf("the first request was %v, want server/discover answered with a result", first)
+	}
+	for _, s := range first {
+		if !strings.Contains(s, " 2") || strings.HasSuffix(s, " error") {
+			t.Fatalf("a request failed while connecting: %v", first)
+		}
+	}
+	if v := c.InitializeResult().ProtocolVersion; v != "2025-11-25" {
+		t.Fatalf("negotiated %q, want the newest version with sessions", v)
+	}
+	call := func(cmd string) string {
+		r, err := c.CallTool(context.Background(), &mcp.CallToolParams{Name: "terminal", Arguments: map[string]any{"command": cmd}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return text(r)
+	}
+	call("mkdir -p kept && cd kept")
+	if got := call("pwd"); !strings.HasPrefix(got, dir+"/kept\n") {
+		t.Fatalf("the shell was not kept: %s", got)
+	}
+}
+
+// TestCurrentProtocolOverStdio: on stdio, 2026-07-28 is served as it is,
+// and the process's calls share its one shell.
+func TestCurrentProtocolOverStdio(t *testing.T) {
+	srv, _, dir := newServer(t)
+	c := connect(t, srv, "stdio-current")
+	if v := c.InitializeResult().ProtocolVersion; v != "2026-07-28" {
+		t.Fatalf("negotiated %q on stdio, want 2026-07-28", v)
+	}
+	call := func(cmd string) string {
+		r, err := c.CallTool(context.Background(), &mcp.CallToolParams{Name: "terminal", Arguments: map[string]any{"command": cmd}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return text(r)
+	}
+	call("mkdir -p kept && cd kept")
+	if got := call("pwd"); !strings.HasPrefix(got, dir+"/kept\n") {
+		t.Fatalf("the shell was not kept: %s", got)
+	}
+}
+
+type headers struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (h headers) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+h.token)
+	return h.next.RoundTrip(r)
+}
+
+// TestDiscoverAnswered: server/discover over HTTP, as any 2026-07-28
+// client sends it (with or without the Mcp-Method header), is answered
+// with the versions with sessions; another 2026-07-28 request without a
+// session gets -32022 with the same list.
+func TestDiscoverAnswered(t *testing.T) {
+	srv, _, _ := newServer(t)
+	ep := listen(t, srv, 0)
+	post := func(body string) map[string]any {
+		t.Helper()
+		req, _ := http.NewRequest("POST", ep.URL, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+ep.Token)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var m map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&m); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("%s: %s %v", body, resp.Status, err)
+		}
+		return m
+	}
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"x","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
+	m := post(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + meta + `}}`)
+	res, _ := m["result"].(map[string]any)
+	if got := fmt.Sprint(res["supportedVersions"]); got != "[2025-11-25 2025-06-18 2025-03-26]" {
+		t.Fatalf("discover answered %v, want the versions with sessions", m)
+	}
+	m = post(`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{` + meta + `}}`)
+	e, _ := m["error"].(map[string]any)
+	if e == nil || e["code"] != -32022.0 || !strings.Contains(fmt.Sprint(e["data"]), "2025-11-25") {
+		t.Fatalf("a stateless tools/list answered %v, want -32022 with the supported versions", m)
+	}
+}
