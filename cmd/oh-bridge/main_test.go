@@ -349,7 +349,17 @@ func TestNeovimClient(t *testing.T) {
 // runClient runs an external test client that prints "N passed, N failed".
 func runClient(t *testing.T, cmd *exec.Cmd) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	runClientFor(t, cmd, 60*time.Second)
+}
+
+// agentTimeout bounds one real agent's test script (two runs of the
+// agent, about 30 s together here).
+const agentTimeout = 4 * time.Minute
+
+// runClientFor is runClient with its own time limit.
+func runClientFor(t *testing.T, cmd *exec.Cmd, limit time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	env := cmd.Env
 	cmd = exec.CommandContext(ctx, cmd.Path, cmd.Args[1:]...)

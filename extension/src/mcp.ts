@@ -2,6 +2,7 @@
 // configuration each agent reads, filled in with the endpoint's URL and
 // token, and how the agent terminals are named.
 import type { McpStatusResult } from './protocol.gen';
+import configs from './agents/configs.json';
 
 /** Where mcp/start serves the tools: its URL and bearer token. */
 export type Endpoint = Required<Pick<McpStatusResult, 'url' | 'token'>>;
@@ -16,33 +17,21 @@ export interface ConfigSnippet {
 
 /**
  * snippets gives, for each agent, what registers the endpoint with it:
- * OpenHands' agent spec (mcp_config), Claude Code's command line, Codex's
- * config.toml (the token through an environment variable, as Codex
- * requires), Gemini CLI's settings.json, and the generic mcpServers JSON.
+ * OpenHands' agent spec (mcp_config), then each agent's block from
+ * agents/configs.json (the one source the docs and the real-agent tests
+ * use too, so what is copied here is what CI ran), and the generic
+ * mcpServers JSON.
  */
 export function snippets(ep: Endpoint): ConfigSnippet[] {
   const auth = `Bearer ${ep.token}`;
+  const fill = (text: string): string => text.replaceAll('{URL}', ep.url).replaceAll('{TOKEN}', ep.token);
   return [
     {
       label: 'OpenHands agent (mcp_config)',
       detail: 'The agent spec of POST /api/conversations, with "tools": [] so every command and edit happens here',
       text: JSON.stringify({ 'oh-bridge': { transport: 'http', url: ep.url, headers: { Authorization: auth } } }, null, 2),
     },
-    {
-      label: 'Claude Code',
-      detail: 'A command to run in the workspace',
-      text: `claude mcp add --transport http oh-bridge ${ep.url} --header "Authorization: ${auth}"`,
-    },
-    {
-      label: 'Codex (~/.codex/config.toml)',
-      detail: 'Then export OH_BRIDGE_TOKEN in the shell that starts codex',
-      text: `[mcp_servers.oh-bridge]\nurl = "${ep.url}"\nbearer_token_env_var = "OH_BRIDGE_TOKEN"\n\n# export OH_BRIDGE_TOKEN=${ep.token}`,
-    },
-    {
-      label: 'Gemini CLI (.gemini/settings.json)',
-      detail: 'The mcpServers entry',
-      text: JSON.stringify({ mcpServers: { 'oh-bridge': { type: 'http', url: ep.url, headers: { Authorization: auth } } } }, null, 2),
-    },
+    ...configs.agents.map((a) => ({ label: a.http.label, detail: a.http.detail, text: fill(a.http.text) })),
     {
       label: 'Any MCP client (mcpServers JSON)',
       detail: 'Streamable HTTP with a bearer token',

@@ -147,9 +147,11 @@ void test('MCP: a configuration for each agent, with the URL and the token', () 
     'Any MCP client (mcpServers JSON)',
   ]);
   assert.deepEqual(JSON.parse(openhands), { 'oh-bridge': { transport: 'http', url: ep.url, headers: { Authorization: 'Bearer tok_123' } } });
-  assert.equal(claude, 'claude mcp add --transport http oh-bridge http://127.0.0.1:4711/mcp --header "Authorization: Bearer tok_123"');
-  assert.ok(codex.includes('bearer_token_env_var = "OH_BRIDGE_TOKEN"') && codex.includes('OH_BRIDGE_TOKEN=tok_123'), codex);
-  assert.deepEqual(JSON.parse(gemini), { mcpServers: { 'oh-bridge': { type: 'http', url: ep.url, headers: { Authorization: 'Bearer tok_123' } } } });
+  assert.equal(claude, 'claude mcp add --scope local --transport http oh-bridge http://127.0.0.1:4711/mcp --header "Authorization: Bearer tok_123"');
+  assert.ok(codex.includes('url = "http://127.0.0.1:4711/mcp"') && codex.includes('http_headers = { Authorization = "Bearer tok_123" }') &&
+    codex.includes('default_tools_approval_mode = "approve"'), codex);
+  assert.deepEqual(JSON.parse(gemini), { mcpServers: { 'oh-bridge': { httpUrl: ep.url, headers: { Authorization: 'Bearer tok_123' }, trust: true } } });
+  assert.ok(all.every((s) => !/\{(URL|TOKEN|BIN|WS)\}/.test(s.text)), 'a placeholder left unfilled');
 });
 
 void test('MCP: agent terminals are read-only and named after the agent', () => {
