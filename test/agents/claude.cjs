@@ -15,7 +15,7 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const { isDeepStrictEqual } = require('node:util');
-const { setup, block, apply, traced, editorBridge, done, check, finish } = require('./lib.cjs');
+const { setup, block, apply, traced, editorBridge, shellsUnder, untilStatus, done, check, finish } = require('./lib.cjs');
 const model = require('./model-anthropic.cjs');
 
 const [bin, tmp] = process.argv.slice(2);
@@ -242,6 +242,42 @@ async function transport(name) {
   return info;
 }
 
+// leak runs Claude Code twice, one after the other, against one editor
+// bridge, each run one command, as a user starting claude twice in a
+// workspace: once both have exited, no session and no shell is left.
+async function leak() {
+  const s = setup(tmp, 'claude-leak');
+  const e = await editorBridge(bin, s);
+  await apply(block('claude', 'http'), { URL: e.url, TOKEN: e.token }, s);
+  const peak = { sessions: 0, shells: 0 };
+  for (const run of [1, 2]) {
+    const m = await model.start({
+      marker,
+      steps: [
+        (body) => (model.offered(body).includes(`mcp__${server}__terminal`) ? null
+          : { tool: 'ToolSearch', input: { query: `select:mcp__${server}__terminal`, max_results: 5 } }),
+        (body) => ({ tool: toolName(body, 'terminal'), input: { command: `echo run-${run}` } }),
+        () => {
+          peak.shells = Math.max(peak.shells, shellsUnder(e.pid).length);
+          return { text: 'done' };
+        },
+      ],
+    });
+    const env = claudeEnv(s, m.url);
+    const r = await traced('claude', ['-p', prompt, '--output-format', 'stream-json', '--verbose', '--allowedTools', `mcp__${server}`], { cwd: s.ws, env, timeout: 120000 });
+    check(`leak: claude run ${run} exits 0 and ran its command`, r.code === 0 && m.errors.length === 0 && m.turns.some((t) => model.allText(t).includes(`run-${run}`)), { code: r.code, errors: m.errors, stderr: r.stderr.slice(-1000) });
+    await m.close();
+    peak.sessions = Math.max(peak.sessions, (await e.status()).sessions);
+  }
+  // Each run's session ends once its client is gone (10 s after its
+  // event stream closed).
+  const { status, ms } = await untilStatus(e, (st) => st.sessions === 0, 25000);
+  const shells = shellsUnder(e.pid);
+  console.log(`     leak: peak ${peak.sessions} session(s) and ${peak.shells} shell(s); ${status.sessions} session(s) and ${shells.length} shell(s) left ${(ms / 1000).toFixed(1)} s after the second run`);
+  check('leak: two Claude Code runs leave no session and no shell', status.sessions === 0 && shells.length === 0, { status, shells });
+  await e.close();
+}
+
 (async () => {
   for (const name of ['stdio', 'http']) {
     try {
@@ -249,6 +285,11 @@ async function transport(name) {
     } catch (err) {
       check(`${name}: ran to the end`, false, err.stack);
     }
+  }
+  try {
+    await leak();
+  } catch (err) {
+    check('leak: ran to the end', false, err.stack);
   }
   finish();
 })();

@@ -127,7 +127,7 @@ async function editorBridge(bin, s, answer = () => 'allow_once') {
   let stderr = '';
   child.stderr.on('data', (d) => { stderr += d; });
   const conn = rpc.createMessageConnection(new rpc.StreamMessageReader(child.stdout), new rpc.StreamMessageWriter(child.stdin));
-  const e = { asked: [], mirrored: {}, answer, conn, stderr: () => stderr };
+  const e = { asked: [], mirrored: {}, answer, conn, pid: child.pid, stderr: () => stderr };
   conn.onRequest('workspace/applyEdit', () => ({ applied: false }));
   conn.onRequest('session/request_permission', (p) => {
     e.asked.push(p);
@@ -153,6 +153,34 @@ async function editorBridge(bin, s, answer = () => 'allow_once') {
   return e;
 }
 
+// shellsUnder lists the shells (bash, zsh) running under process pid.
+function shellsUnder(pid) {
+  const parent = {};
+  const comm = {};
+  for (const p of fs.readdirSync('/proc').filter((x) => /^\d+$/.test(x))) {
+    try {
+      const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
+      const close = stat.lastIndexOf(')');
+      comm[p] = stat.slice(stat.indexOf('(') + 1, close);
+      const fields = stat.slice(close + 2).split(' ');
+      if (fields[0] !== 'Z') parent[p] = fields[1];
+    } catch { /* gone */ }
+  }
+  const under = (p) => { for (let q = parent[p]; q; q = parent[q]) if (q === String(pid)) return true; return false; };
+  return Object.keys(parent).filter((p) => under(p) && /^(bash|zsh)$/.test(comm[p]));
+}
+
+// untilStatus polls the editor's mcp/status until pred holds or ms pass.
+async function untilStatus(e, pred, ms) {
+  const t0 = Date.now();
+  let st = await e.status();
+  while (!pred(st) && Date.now() - t0 < ms) {
+    await sleep(100);
+    st = await e.status();
+  }
+  return { status: st, ms: Date.now() - t0 };
+}
+
 // done is the terminal tool's text for a command that completed.
 function done(out, ws, python, code = 0) {
   return `${out}\n[The command completed with exit code ${code}.]\n[Current working directory: ${ws}]\n` +
@@ -162,4 +190,4 @@ function done(out, ws, python, code = 0) {
 // The terminal tool's text for a command that ran in a new shell has
 // OpenHands' reset line first; none of these tests ends a shell.
 
-module.exports = { setup, block, apply, fill, run, traced, editorBridge, done, check, finish, sleep, repo, agentBin };
+module.exports = { setup, block, apply, fill, run, traced, editorBridge, shellsUnder, untilStatus, done, check, finish, sleep, repo, agentBin };
