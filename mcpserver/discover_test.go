@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -56,7 +55,7 @@ func TestCurrentProtocolOverHTTP(t *testing.T) {
 	srv, _, dir := newServer(t)
 	ep := listen(t, srv, 0)
 	log := &statusLog{}
-	hc := &http.Client{Transport: headers{token: ep.Token, next: log}}
+	hc := &http.Client{Transport: bearer{token: ep.Token, next: log}}
 	c, err := mcp.NewClient(&mcp.Implementation{Name: "current", Version: "1"}, nil).
 		Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ep.URL, HTTPClient: hc}, nil)
 	if err != nil {
@@ -77,17 +76,7 @@ func TestCurrentProtocolOverHTTP(t *testing.T) {
 	if v := c.InitializeResult().ProtocolVersion; v != "2025-11-25" {
 		t.Fatalf("negotiated %q, want the newest version with sessions", v)
 	}
-	call := func(cmd string) string {
-		r, err := c.CallTool(context.Background(), &mcp.CallToolParams{Name: "terminal", Arguments: map[string]any{"command": cmd}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return text(r)
-	}
-	call("mkdir -p kept && cd kept")
-	if got := call("pwd"); !strings.HasPrefix(got, dir+"/kept\n") {
-		t.Fatalf("the shell was not kept: %s", got)
-	}
+	shellKept(t, c, dir)
 }
 
 // TestCurrentProtocolOverStdio: on stdio, 2026-07-28 is served as it is,
@@ -98,6 +87,12 @@ func TestCurrentProtocolOverStdio(t *testing.T) {
 	if v := c.InitializeResult().ProtocolVersion; v != "2026-07-28" {
 		t.Fatalf("negotiated %q on stdio, want 2026-07-28", v)
 	}
+	shellKept(t, c, dir)
+}
+
+// shellKept checks that a client's calls share one shell: a cd sticks.
+func shellKept(t *testing.T, c *mcp.ClientSession, dir string) {
+	t.Helper()
 	call := func(cmd string) string {
 		r, err := c.CallTool(context.Background(), &mcp.CallToolParams{Name: "terminal", Arguments: map[string]any{"command": cmd}})
 		if err != nil {
@@ -108,54 +103,5 @@ func TestCurrentProtocolOverStdio(t *testing.T) {
 	call("mkdir -p kept && cd kept")
 	if got := call("pwd"); !strings.HasPrefix(got, dir+"/kept\n") {
 		t.Fatalf("the shell was not kept: %s", got)
-	}
-}
-
-type headers struct {
-	token string
-	next  http.RoundTripper
-}
-
-func (h headers) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+h.token)
-	return h.next.RoundTrip(r)
-}
-
-// TestDiscoverAnswered: server/discover over HTTP, as any 2026-07-28
-// client sends it (with or without the Mcp-Method header), is answered
-// with the versions with sessions; another 2026-07-28 request without a
-// session gets -32022 with the same list.
-func TestDiscoverAnswered(t *testing.T) {
-	srv, _, _ := newServer(t)
-	ep := listen(t, srv, 0)
-	post := func(body string) map[string]any {
-		t.Helper()
-		req, _ := http.NewRequest("POST", ep.URL, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+ep.Token)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var m map[string]any
-		if err := json.NewDecoder(resp.Body).Decode(&m); err != nil || resp.StatusCode != 200 {
-			t.Fatalf("%s: %s %v", body, resp.Status, err)
-		}
-		return m
-	}
-	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"x","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
-	m := post(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + meta + `}}`)
-	res, _ := m["result"].(map[string]any)
-	if got := fmt.Sprint(res["supportedVersions"]); got != "[2025-11-25 2025-06-18 2025-03-26]" {
-		t.Fatalf("discover answered %v, want the versions with sessions", m)
-	}
-	m = post(`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{` + meta + `}}`)
-	e, _ := m["error"].(map[string]any)
-	if e == nil || e["code"] != -32022.0 || !strings.Contains(fmt.Sprint(e["data"]), "2025-11-25") {
-		t.Fatalf("a stateless tools/list answered %v, want -32022 with the supported versions", m)
 	}
 }

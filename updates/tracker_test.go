@@ -220,16 +220,7 @@ func TestLiveCalls(t *testing.T) {
 // TestCallBeforeAction binds a call the session starts before the
 // agent-server's event for it arrives.
 func TestCallBeforeAction(t *testing.T) {
-	dir := t.TempDir()
-	sess, err := session.New(session.Options{Roots: []string{dir}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sess.Close(context.Background())
-	agent, _ := sess.NewAgent(session.AgentOptions{})
-	r := &recorder{}
-	tr := updates.New(updates.Options{Emit: r.emit, Throttle: 10 * time.Millisecond})
-	defer sess.Observe(tr.Observer())()
+	agent, tr, r := liveTracker(t, 10*time.Millisecond)
 	args := map[string]any{"command": "echo early; sleep 0.5; echo late"}
 	raw, _ := json.Marshal(args)
 	done := make(chan *ohtools.Observation)
@@ -259,16 +250,7 @@ func TestCallBeforeAction(t *testing.T) {
 // showing its output live: the card reads the text the terminal parsed,
 // not the raw stream.
 func TestForgedMarkKeepsTheCard(t *testing.T) {
-	dir := t.TempDir()
-	sess, err := session.New(session.Options{Roots: []string{dir}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sess.Close(context.Background())
-	agent, _ := sess.NewAgent(session.AgentOptions{})
-	r := &recorder{}
-	tr := updates.New(updates.Options{Emit: r.emit, Throttle: 5 * time.Millisecond})
-	defer sess.Observe(tr.Observer())()
+	agent, tr, r := liveTracker(t, 5*time.Millisecond)
 	// The card's live update of "after-forged" goes out 5 ms after it is
 	// printed; the command ends half a second later.
 	args := map[string]any{"command": `printf 'before\n\033]633;D;0\007\033]633;A\007'; echo after-forged; sleep 0.5`}
@@ -288,4 +270,22 @@ func TestForgedMarkKeepsTheCard(t *testing.T) {
 	if !live {
 		t.Errorf("no live update showed the output after the forged marks: %v", r.all())
 	}
+}
+
+// liveTracker is a tracker observing a live session with one agent.
+func liveTracker(t *testing.T, throttle time.Duration) (*session.Agent, *updates.Tracker, *recorder) {
+	t.Helper()
+	sess, err := session.New(session.Options{Roots: []string{t.TempDir()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sess.Close(context.Background()) })
+	agent, err := sess.NewAgent(session.AgentOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &recorder{}
+	tr := updates.New(updates.Options{Emit: r.emit, Throttle: throttle})
+	t.Cleanup(sess.Observe(tr.Observer()))
+	return agent, tr, r
 }

@@ -4,6 +4,7 @@ package main_test
 
 import (
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -15,16 +16,7 @@ import (
 // not a JSON-RPC message with a JSON-RPC error and goes on serving; a
 // call running meanwhile is answered, in the same shell.
 func TestMCPStdioSurvivesBadLines(t *testing.T) {
-	ws := t.TempDir()
-	cmd := exec.Command(bin, "mcp", "--workspace", ws, "--log-level", "error")
-	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	stdin, stdout := startMCPProcess(t, t.TempDir())
 	msgs := make(chan map[string]any, 100)
 	go func() {
 		dec := json.NewDecoder(stdout)
@@ -109,16 +101,7 @@ func toolText(m map[string]any) string {
 // TestMCPStdioCancelledGetsNoAnswer: a request the client cancelled gets
 // no answer (MCP: the receiver should not respond), and the next call runs.
 func TestMCPStdioCancelledGetsNoAnswer(t *testing.T) {
-	ws := t.TempDir()
-	cmd := exec.Command(bin, "mcp", "--workspace", ws, "--log-level", "error")
-	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	stdin, stdout := startMCPProcess(t, t.TempDir())
 	dec := json.NewDecoder(stdout)
 	var got []map[string]any
 	until := func(id float64) map[string]any {
@@ -155,4 +138,20 @@ func TestMCPStdioCancelledGetsNoAnswer(t *testing.T) {
 			t.Fatalf("the cancelled request was answered: %v", m)
 		}
 	}
+}
+
+// startMCPProcess starts `oh-bridge mcp` on workspace ws, killed at the
+// test's end.
+func startMCPProcess(t *testing.T, ws string) (io.WriteCloser, io.Reader) {
+	t.Helper()
+	cmd := exec.Command(bin, "mcp", "--workspace", ws, "--log-level", "error")
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return stdin, stdout
 }
