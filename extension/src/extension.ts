@@ -14,6 +14,7 @@ import { chooseTerminal, type ReuseStrategy } from './reuse';
 import { disconnected, statusView, type BridgeState } from './status';
 import { describeEvent } from './events';
 import { ConversationView } from './conversationView';
+import { didChangeParams } from './docsync';
 import type { SteerMethod } from './webview/protocol';
 import type { BridgeRequests, ConnectParams, Status } from './protocol.gen';
 
@@ -264,10 +265,9 @@ class Controller implements EditorHost {
       vscode.workspace.onDidOpenTextDocument((d) => this.didOpen(d)),
       vscode.workspace.onDidChangeTextDocument((e) => {
         if (!this.inWorkspace(e.document)) return;
-        void this.bridge?.notify('textDocument/didChange', {
-          textDocument: { uri: e.document.uri.toString(), version: e.document.version },
-          contentChanges: [{ text: e.document.getText() }],
-        });
+        // Only what changed, not the whole text per keystroke (docsync.ts).
+        const params = didChangeParams(e);
+        if (params !== undefined) void this.bridge?.notify('textDocument/didChange', params);
       }),
       vscode.workspace.onDidCloseTextDocument((d) => {
         if (this.inWorkspace(d)) void this.bridge?.notify('textDocument/didClose', { textDocument: { uri: d.uri.toString() } });
