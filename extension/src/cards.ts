@@ -1,17 +1,17 @@
 // The conversation view's HTML for each card of a Transcript, and the
 // header's connection line and buttons. Everything the agent or the user
 // wrote is escaped (or rendered by the safe Markdown renderer); buttons
-// carry data-action and the card's id for the view's script. Pure: no
-// vscode, no DOM.
+// carry data-action and the card's id for the view's script. A tool
+// call's card carries the permission question about it: its buttons
+// while it waits, its answer after. Pure: no vscode, no DOM.
 import { diffSummary, type DiffSummary } from './diff';
 import { codeBlock, escapeHtml as esc, renderMarkdown } from './markdown';
+import { allows, answerWords, optionKeys } from './permissions';
 import type { Status, ToolCallContent } from './protocol.gen';
-import { Transcript, type Card } from './transcript';
+import { Transcript, editDiffs, outputText, rawField, type Card, type DiffContent, type Question, type ToolCard } from './transcript';
 
-/** The most of a command's output a card shows: its end. */
+/** The most of a command's output a card shows: its end. The rest opens in an editor. */
 export const outputLimit = 20_000;
-
-type ToolCard = Extract<Card, { kind: 'tool' }>;
 
 const statusLabel: Record<string, string> = { pending: 'Pending', in_progress: 'Running', completed: 'Done', failed: 'Failed' };
 
@@ -28,8 +28,6 @@ export function renderCard(card: Card): string {
       return `<article id="${card.id}" class="card thought" aria-label="Agent's thought"><details><summary>Thought</summary><div class="body">${renderMarkdown(card.text)}</div></details></article>`;
     case 'plan':
       return plan(card);
-    case 'permission':
-      return permission(card);
     case 'tool':
       return tool(card);
   }
@@ -55,50 +53,70 @@ function plan(card: Extract<Card, { kind: 'plan' }>): string {
     `<ul class="plan-list">${items.join('')}</ul></article>`;
 }
 
-function permission(card: Extract<Card, { kind: 'permission' }>): string {
-  const head = `<div class="who">Permission</div><p>${esc(card.agent)} wants to ${renderInlineTitle(card.title)}</p><p class="muted">Kind: ${esc(card.toolKind)}</p>`;
-  if (card.answer !== undefined) {
-    return `<article id="${card.id}" class="card permission answered" aria-label="Permission request">${head}<p class="answer">${esc(card.answer)}</p></article>`;
-  }
-  const buttons = card.options.map((o) =>
-    `<button type="button" class="${o.kind.startsWith('allow') ? 'primary' : 'secondary'}" data-action="permission" data-card="${card.id}" data-option="${esc(o.kind)}">${esc(o.name)}</button>`);
-  return `<article id="${card.id}" class="card permission open" role="group" aria-label="Permission request">${head}<div class="actions">${buttons.join('')}</div></article>`;
-}
-
 /** A tool title may quote a command in backticks: render those as code. */
 function renderInlineTitle(title: string): string {
   return esc(title).replace(/`([^`]+)`/g, '<code>$1</code>');
 }
 
+/** The badge of a tool card: its status, a command's exit code, or the question's state. */
+function badgeOf(card: ToolCard, kind: string): { text: string; tone: 'good' | 'bad' | 'busy' | 'ask' } {
+  const status = card.status;
+  const q = card.question;
+  if (status === 'pending' && q !== undefined) {
+    if (q.answer === undefined) return { text: 'Needs you', tone: 'ask' };
+    // A call only asked about: no update tells what came of it.
+    if (card.askedOnly === true) return allows(q.answer) ? { text: 'Allowed', tone: 'good' } : { text: 'Not run', tone: 'bad' };
+  }
+  const exit = Transcript.exitCode(card);
+  let text = statusLabel[status] ?? status;
+  if (kind === 'command' && exit !== undefined) text = exit === null ? (status === 'failed' ? 'Stopped' : 'Done, no exit code') : `Exit ${exit}`;
+  const tone = status === 'failed' || (typeof exit === 'number' && exit !== 0) ? 'bad' : status === 'completed' ? 'good' : 'busy';
+  return { text, tone };
+}
+
 function tool(card: ToolCard): string {
   const kind = card.tool === 'terminal' || card.toolKind === 'execute' ? 'command' : card.toolKind;
   const status = card.status;
-  const exit = Transcript.exitCode(card);
-  let badge = statusLabel[status] ?? status;
-  if (kind === 'command' && exit !== undefined) badge = exit === null ? (status === 'failed' ? 'Stopped' : 'Done, no exit code') : `Exit ${exit}`;
-  const badgeClass = status === 'failed' || (typeof exit === 'number' && exit !== 0) ? 'bad' : status === 'completed' ? 'good' : 'busy';
+  const badge = badgeOf(card, kind);
   const head = `<div class="tool-head"><span class="tool-kind">${esc(kindLabel(kind))}</span> <span class="tool-title">${renderInlineTitle(card.title)}</span>` +
-    ` <span class="badge ${badgeClass}" aria-label="Status: ${esc(badge)}">${esc(badge)}</span></div>`;
+    ` <span class="badge ${badge.tone}" aria-label="Status: ${esc(badge.text)}">${esc(badge.text)}</span></div>`;
   let body: string;
   if (kind === 'command') body = commandBody(card);
-  else if (card.content.some((c) => c.type === 'diff')) body = editBody(card);
+  else if (editDiffs(card).length > 0) body = editBody(card);
   else if (kind === 'read') body = readBody(card);
   else body = otherBody(card);
-  return `<article id="${card.id}" class="card tool tool-${esc(kind)} status-${esc(status)}" aria-label="${esc(kindLabel(kind))}: ${esc(card.title)}">${head}${body}</article>`;
+  const q = card.question;
+  const asking = q !== undefined && q.answer === undefined;
+  return `<article id="${card.id}" class="card tool tool-${esc(kind)} status-${esc(status)}${asking ? ' asking' : ''}" aria-label="${esc(kindLabel(kind))}: ${esc(card.title)}">` +
+    `${head}${body}${q === undefined ? '' : question(card, q)}</article>`;
+}
+
+/** The question on a card: what the agent asks and a button per option, or the answer given. */
+function question(card: ToolCard, q: Question): string {
+  const ask = `${esc(q.agent)} wants to ${renderInlineTitle(q.title)}`;
+  if (q.answer !== undefined) {
+    const tone = allows(q.answer) ? 'allowed' : 'refused';
+    return `<div class="question answered ${tone}" id="${q.id}" data-question="${q.id}" role="note" aria-label="Permission">` +
+      `<span class="answer-mark" aria-hidden="true">${tone === 'allowed' ? '✓' : '✕'}</span> <span class="answer">${esc(answerWords(q.answer, card.toolKind))}</span>` +
+      `<span class="muted"> · ${ask}</span></div>`;
+  }
+  const keys: string[] = [];
+  const buttons = q.options.map((o) => {
+    const key = optionKeys[o.kind];
+    keys.push(`<kbd>${key.toUpperCase()}</kbd> ${esc(o.name.toLowerCase())}`);
+    return `<button type="button" class="${o.kind.startsWith('allow') ? 'primary' : 'secondary'}" data-action="permission" data-question="${q.id}" data-option="${esc(o.kind)}"` +
+      ` data-key="${key}" aria-keyshortcuts="${key.toUpperCase()}">${esc(o.name)} <kbd aria-hidden="true">${key.toUpperCase()}</kbd></button>`;
+  });
+  return `<div class="question open" id="${q.id}" data-question="${q.id}" role="group" tabindex="-1" aria-labelledby="${q.id}-ask" aria-describedby="${q.id}-keys">` +
+    `<p class="ask" id="${q.id}-ask"><span class="visually-hidden">Permission question: </span>${ask}</p>` +
+    `<div class="actions">${buttons.join('')}</div>` +
+    `<p class="keys muted" id="${q.id}-keys">Keys: ${keys.join(' · ')}</p></div>`;
 }
 
 function kindLabel(kind: string): string {
   return ({ command: 'Command', edit: 'Edit', read: 'Read', think: 'Think', search: 'Search', delete: 'Delete', move: 'Move', fetch: 'Fetch' } as Record<string, string>)[kind] ?? 'Tool';
 }
 
-const texts = (content: readonly ToolCallContent[]): string =>
-  content.flatMap((c) => (c.type === 'content' && c.content !== null ? [c.content.text] : [])).join('\n');
-
-function rawField(raw: unknown, key: string): string | undefined {
-  if (raw === null || typeof raw !== 'object') return undefined;
-  const v: unknown = Object.getOwnPropertyDescriptor(raw, key)?.value;
-  return typeof v === 'string' ? v : undefined;
-}
 
 /** The end of a long output, with a line saying what was left out. */
 export function clipOutput(text: string, limit = outputLimit): string {
@@ -109,37 +127,58 @@ export function clipOutput(text: string, limit = outputLimit): string {
   return `… (${from} earlier characters not shown)\n${text.slice(from)}`;
 }
 
+/** An output, clipped to its end, with a button for all of it when clipped. */
+function output(card: ToolCard, text: string, label = ''): string {
+  const more = text.length > outputLimit
+    ? `<button type="button" class="link show-all" data-action="showOutput" data-card="${card.id}">Show all ${text.length.toLocaleString('en-US')} characters in an editor</button>`
+    : '';
+  return `<pre class="output"${label === '' ? '' : ` aria-label="${label}"`}>${esc(clipOutput(text))}</pre>${more}`;
+}
+
 function commandBody(card: ToolCard): string {
   const command = rawField(card.rawInput, 'command') ?? '';
-  const output = texts(card.content);
+  const text = outputText(card);
   const cmd = command === '' ? '' : codeBlock(command, 'sh').replace('class="code-block"', 'class="code-block command"');
-  const running = card.status === 'in_progress' || card.status === 'pending';
-  const out = output === '' ? (running ? '<p class="muted">Waiting for output…</p>' : '') : `<pre class="output" aria-label="Output">${esc(clipOutput(output))}</pre>`;
+  const waiting = card.question !== undefined && !allows(card.question.answer);
+  const running = card.status === 'in_progress' || (card.status === 'pending' && !waiting && card.askedOnly !== true);
+  const out = text === '' ? (running ? '<p class="muted">Waiting for output…</p>' : '') : output(card, text, 'Output');
   return `${cmd}${out}`;
 }
 
 function editBody(card: ToolCard): string {
-  return card.content
-    .map((c, i) => {
-      if (c.type !== 'diff') return c.content !== null && c.content.text !== '' ? `<pre class="output">${esc(clipOutput(c.content.text))}</pre>` : '';
-      const summary = diffSummary(c.oldText, c.newText);
-      const created = c.oldText === null ? ' <span class="badge">new file</span>' : '';
-      return `<div class="diff"><div class="diff-head"><span class="path" title="${esc(c.path)}">${esc(c.path)}</span>${created} ` +
-        `<span class="added" aria-label="${summary.added} lines added">+${summary.added}</span> <span class="removed" aria-label="${summary.removed} lines removed">−${summary.removed}</span></div>` +
-        `${diffLines(summary)}<div class="actions">` +
-        `<button type="button" class="secondary" data-action="openDiff" data-card="${card.id}" data-index="${i}" aria-label="Open the diff of ${esc(basename(c.path))}">Open Diff</button>` +
-        `<button type="button" class="secondary" data-action="revert" data-card="${card.id}" data-index="${i}" aria-label="Revert the agent's edit of ${esc(basename(c.path))}">Revert</button></div></div>`;
-    })
-    .join('');
+  const diffs = editDiffs(card);
+  const proposed = diffs[0]?.index === -1;
+  // A proposed diff comes from the call's arguments: the content, if any, follows it.
+  if (proposed) return `${diffs.map((d) => diffBlock(card, d.diff, d.index)).join('')}${card.content.map((c) => contentBlock(card, c)).join('')}`;
+  return card.content.map((c, i) => (c.type === 'diff' ? diffBlock(card, c, i) : contentBlock(card, c))).join('');
+}
+
+function contentBlock(card: ToolCard, c: ToolCallContent): string {
+  return c.type === 'content' && c.content !== null && c.content.text !== '' ? output(card, c.content.text) : '';
+}
+
+/** One diff of an edit card; index -1 is the proposed one, from the call's arguments, before it ran. */
+function diffBlock(card: ToolCard, c: DiffContent, index: number): string {
+  const summary = diffSummary(c.oldText, c.newText);
+  const name = esc(basename(c.path));
+  const created = c.oldText === null ? ' <span class="badge">new file</span>' : '';
+  const proposed = index < 0 ? ' <span class="badge proposed" title="What the agent asks to change; it has not run">proposed</span>' : '';
+  const revert = index < 0 ? '' : `<button type="button" class="secondary" data-action="revert" data-card="${card.id}" data-index="${index}" aria-label="Revert the agent's edit of ${name}">Revert</button>`;
+  return `<div class="diff${index < 0 ? ' proposed' : ''}"><div class="diff-head"><span class="path" title="${esc(c.path)}">${esc(c.path)}</span>${created}${proposed} ` +
+    `<span class="added" aria-label="${summary.added} lines added">+${summary.added}</span> <span class="removed" aria-label="${summary.removed} lines removed">−${summary.removed}</span></div>` +
+    `${diffLines(summary, index >= 0)}<div class="actions">` +
+    `<button type="button" class="secondary" data-action="openDiff" data-card="${card.id}" data-index="${index}" aria-label="Open the diff of ${name}">Open Diff</button>` +
+    `${revert}</div></div>`;
 }
 
 const maxDiffLines = 200;
 
-function diffLines(summary: DiffSummary): string {
+/** A diff's lines; numbered hunks only when the diff is of the whole file (a proposed one is of a snippet). */
+function diffLines(summary: DiffSummary, numbered = true): string {
   const out: string[] = [];
   let n = 0;
   for (const h of summary.hunks) {
-    out.push(`<span class="hunk">@@ -${h.oldStart} +${h.newStart} @@</span>`);
+    out.push(`<span class="hunk">${numbered ? `@@ -${h.oldStart} +${h.newStart} @@` : '@@'}</span>`);
     for (const l of h.lines) {
       if (n++ >= maxDiffLines) break;
       const cls = l.op === '+' ? 'ins' : l.op === '-' ? 'del' : 'ctx';
@@ -152,17 +191,17 @@ function diffLines(summary: DiffSummary): string {
 
 function readBody(card: ToolCard): string {
   const where = card.locations.map((l) => `<button type="button" class="link" data-action="openFile" data-path="${esc(l.path)}"${typeof l.line === 'number' ? ` data-line="${l.line}"` : ''}>${esc(l.path)}${typeof l.line === 'number' ? `:${l.line}` : ''}</button>`);
-  const text = texts(card.content);
-  const seen = text === '' ? '' : `<details><summary>What the agent saw</summary><pre class="output">${esc(clipOutput(text))}</pre></details>`;
+  const text = outputText(card);
+  const seen = text === '' ? '' : `<details><summary>What the agent saw</summary>${output(card, text)}</details>`;
   return `${where.length === 0 ? '' : `<div class="locations">${where.join(' ')}</div>`}${seen}`;
 }
 
 function otherBody(card: ToolCard): string {
-  const text = texts(card.content);
+  const text = outputText(card);
   if (text === '') return '';
   if (card.toolKind === 'think') return `<details><summary>Thought</summary><div class="body">${renderMarkdown(text)}</div></details>`;
-  if (card.tool === 'task_tracker') return `<details><summary>Result</summary><pre class="output">${esc(clipOutput(text))}</pre></details>`;
-  return `<pre class="output">${esc(clipOutput(text))}</pre>`;
+  if (card.tool === 'task_tracker') return `<details><summary>Result</summary>${output(card, text)}</details>`;
+  return output(card, text);
 }
 
 function basename(p: string): string {

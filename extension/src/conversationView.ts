@@ -2,19 +2,27 @@
 // container that shows the agent's conversation as cards (from the
 // bridge's openhands/did_update_conversation), lets the user write to the
 // agent and stop, pause or resume it, opens and reverts the agent's edits,
-// and asks permission questions inline. The cards are built by the pure
-// Transcript and cards modules; this file is the vscode-facing part.
+// and asks permission questions on the card of the call they are about.
+// The cards are built by the pure Transcript and cards modules; this file
+// is the vscode-facing part. Changed cards go to the webview in batches,
+// one a frame at most, so a burst of updates (a replay) draws each card
+// once.
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import { headerView, renderCard } from './cards';
 import { planRevert } from './diff';
 import type { Status, Update } from './protocol.gen';
 import { disconnected } from './status';
-import { Transcript, type PermissionOptionView } from './transcript';
-import type { FromWebview, SteerMethod, ToWebview } from './webview/protocol';
+import { Transcript, editDiffs, outputText, type Answer, type QuestionRequest } from './transcript';
+import type { CardHtml, FromWebview, SteerMethod, ToWebview } from './webview/protocol';
 
 export const viewId = 'openhands.conversation';
 const diffScheme = 'openhands-diff';
+const outputScheme = 'openhands-output';
+/** How long changed cards wait to go to the webview together (one frame). */
+const batchMs = 16;
+/** The most HTML one message carries: a bigger batch is split, for the webview to draw between. */
+const batchBytes = 256 * 1024;
 
 /** What the view asks of the rest of the extension. */
 export interface ConversationActions {
@@ -25,10 +33,10 @@ export interface ConversationActions {
   reopen(): Promise<unknown>;
 }
 
-/** An inline permission question: the user's pick, once the view answers it. */
+/** A permission question on a card: the user's pick, once the view answers it. */
 export interface InlineQuestion {
   id: string;
-  /** The option kind the user clicked in the view. */
+  /** The option kind the user picked in the view. */
   answered: Promise<string>;
 }
 
@@ -38,6 +46,9 @@ export class ConversationView implements vscode.WebviewViewProvider, vscode.Text
   private connection: Status = disconnected;
   private remembered: string | undefined;
   private readonly answers = new Map<string, (kind: string) => void>();
+  /** Cards changed since the last batch went to the webview. */
+  private readonly dirty = new Set<string>();
+  private flushTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly hidden = new vscode.EventEmitter<void>();
   private readonly docChanges = new vscode.EventEmitter<vscode.Uri>();
   readonly onDidChange = this.docChanges.event;
@@ -52,6 +63,7 @@ export class ConversationView implements vscode.WebviewViewProvider, vscode.Text
     return vscode.Disposable.from(
       vscode.window.registerWebviewViewProvider(viewId, this),
       vscode.workspace.registerTextDocumentContentProvider(diffScheme, this),
+      vscode.workspace.registerTextDocumentContentProvider(outputScheme, this),
       this.hidden,
       this.docChanges,
     );
@@ -93,18 +105,21 @@ export class ConversationView implements vscode.WebviewViewProvider, vscode.Text
 
   // Permission questions ------------------------------------------------------
 
-  /** Shows a permission question in the view. */
-  ask(q: { title: string; toolKind: string; agent: string; options: PermissionOptionView[] }): InlineQuestion {
-    const id = this.transcript.ask(q);
-    const answered = new Promise<string>((resolve) => this.answers.set(id, resolve));
-    this.changed([id]);
-    return { id, answered };
+  /** Puts a permission question on the card of the call it asks about (made if need be). */
+  ask(q: QuestionRequest): InlineQuestion {
+    const { questionId, cardId } = this.transcript.ask(q);
+    const answered = new Promise<string>((resolve) => this.answers.set(questionId, resolve));
+    this.changed([cardId]);
+    // The question goes out at once: the person is waited for.
+    this.flush();
+    return { id: questionId, answered };
   }
 
-  /** Marks a question answered (by the view or the modal), with the answer's words. */
-  settle(id: string, answer: string): void {
+  /** Marks a question answered (in the view or the modal), or dismissed. */
+  settle(id: string, answer: Answer): void {
     this.answers.delete(id);
     this.changed(this.transcript.answer(id, answer));
+    this.flush();
   }
 
   /** Resolves the next time the view is hidden or closed. */
@@ -125,13 +140,41 @@ export class ConversationView implements vscode.WebviewViewProvider, vscode.Text
 
   private changed(ids: readonly string[]): void {
     if (ids.includes('*')) {
+      this.dirty.clear();
+      if (this.flushTimer !== undefined) clearTimeout(this.flushTimer);
+      this.flushTimer = undefined;
+      if (this.view === undefined) return;
       this.post({ type: 'reset', cards: this.transcript.cards.map((c) => ({ id: c.id, html: renderCard(c) })), header: this.header() });
       return;
     }
+    // No webview: it gets every card when it is ready.
+    if (this.view === undefined) return;
+    for (const id of ids) this.dirty.add(id);
+    this.flushTimer ??= setTimeout(() => this.flush(), batchMs);
+  }
+
+  /** Sends the changed cards, each once, in transcript order, in messages of at most batchBytes. */
+  private flush(): void {
+    if (this.flushTimer !== undefined) clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    if (this.dirty.size === 0) return;
+    const ids = [...this.dirty];
+    this.dirty.clear();
+    let batch: CardHtml[] = [];
+    let bytes = 0;
     for (const id of ids) {
       const card = this.transcript.card(id);
-      if (card !== undefined) this.post({ type: 'upsert', id, html: renderCard(card) });
+      if (card === undefined) continue;
+      const html = renderCard(card);
+      batch.push({ id, html, after: this.transcript.before(id) });
+      bytes += html.length;
+      if (bytes >= batchBytes) {
+        this.post({ type: 'cards', cards: batch });
+        batch = [];
+        bytes = 0;
+      }
     }
+    if (batch.length > 0) this.post({ type: 'cards', cards: batch });
   }
 
   private post(m: ToWebview): void {
@@ -168,8 +211,10 @@ export class ConversationView implements vscode.WebviewViewProvider, vscode.Text
         return;
       }
       case 'permission':
-        this.answers.get(m.card)?.(m.option);
+        this.answers.get(m.question)?.(m.option);
         return;
+      case 'showOutput':
+        return this.showOutput(m.card);
     }
   }
 
@@ -220,14 +265,18 @@ export class ConversationView implements vscode.WebviewViewProvider, vscode.Text
 
   // Edits ---------------------------------------------------------------------
 
+  /** A diff of a card: index -1 is the proposed one, from the call's arguments. */
   private diffOf(cardId: string, index: number): { path: string; oldText: string | null; newText: string } | undefined {
     const card = this.transcript.card(cardId);
-    const c = card?.kind === 'tool' ? card.content[index] : undefined;
-    return c?.type === 'diff' ? c : undefined;
+    return card?.kind === 'tool' ? editDiffs(card).find((d) => d.index === index)?.diff : undefined;
   }
 
-  /** The old or new text of an edit, as a virtual document for vscode.diff. */
+  /** The old or new text of an edit, as a virtual document for vscode.diff; or a card's whole output. */
   provideTextDocumentContent(uri: vscode.Uri): string {
+    if (uri.scheme === outputScheme) {
+      const card = this.transcript.card(uri.query);
+      return card?.kind === 'tool' ? outputText(card) : '';
+    }
     const [cardId = '', index = '0', side = 'new'] = uri.query.split('/');
     const d = this.diffOf(cardId, Number(index));
     if (d === undefined) return '';
@@ -239,12 +288,23 @@ export class ConversationView implements vscode.WebviewViewProvider, vscode.Text
     if (d === undefined) return;
     const side = (s: string): vscode.Uri => vscode.Uri.from({ scheme: diffScheme, path: d.path, query: `${cardId}/${index}/${s}` });
     const name = d.path.slice(d.path.lastIndexOf('/') + 1);
-    await vscode.commands.executeCommand('vscode.diff', side('old'), side('new'), `${name} (the agent's edit)`, { preview: true });
+    const what = index < 0 ? 'the change the agent proposes' : "the agent's edit";
+    await vscode.commands.executeCommand('vscode.diff', side('old'), side('new'), `${name} (${what})`, { preview: true });
+  }
+
+  /** Opens all of a card's output, which the card shows the end of, in an editor. */
+  private async showOutput(cardId: string): Promise<void> {
+    const card = this.transcript.card(cardId);
+    if (card?.kind !== 'tool') return;
+    const name = card.title.replace(/[/\\?#]/g, ' ').slice(0, 60).trim() || 'output';
+    const doc = await vscode.workspace.openTextDocument(vscode.Uri.from({ scheme: outputScheme, path: `/${name}.log`, query: cardId }));
+    await vscode.window.showTextDocument(doc, { preview: true });
   }
 
   /** Puts the text from before an edit back, in the buffer, asking first if the file changed since. */
   private async revert(cardId: string, index: number): Promise<void> {
-    const d = this.diffOf(cardId, index);
+    // A proposed change has not run: there is nothing to revert.
+    const d = index < 0 ? undefined : this.diffOf(cardId, index);
     if (d === undefined) return;
     const uri = vscode.Uri.file(d.path);
     const current = await currentText(uri);

@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as vscode from 'vscode';
 import { bundledPath, findBridge } from './binary';
 import { Bridge, type ApplyWorkspaceEditParams, type EditorHost, type PermissionRequest, type TextEdit } from './bridge';
-import { allowOption, decide, outcomeFor, type PermissionMode, type PermissionOption } from './permissions';
+import { allowOption, decide, optionLabel, outcomeFor, type PermissionMode, type PermissionOption } from './permissions';
 import { RestartPolicy } from './restart';
 import { isAgentTerminal, snippets, terminalTitle, type Endpoint } from './mcp';
 import { chooseTerminal, type ReuseStrategy } from './reuse';
@@ -173,32 +173,34 @@ class Controller implements EditorHost {
     if (decide(mode, kind, this.alwaysAllowed) === 'allow') {
       return { outcome: allowOption(params.options ?? []) };
     }
-    const labels: Record<PermissionOption['kind'], string> = {
-      allow_once: 'Allow once',
-      allow_always: 'Allow always',
-      reject_once: 'Reject',
-      reject_always: 'Reject always',
-    };
     const options = params.options ?? [];
     const offered = options.map((o) => o.kind);
+    const labels = new Map(offered.map((k) => [k, optionLabel(k, kind)]));
     const who = params.agent === undefined || params.agent === '' ? 'OpenHands' : params.agent;
     const modal = async (): Promise<PermissionOption['kind'] | undefined> => {
       const choice = await vscode.window.showWarningMessage(
         `${who} wants to ${params.toolCall.title}`,
         { modal: true, detail: `Kind: ${kind}` },
-        ...offered.map((k) => labels[k]),
+        ...offered.map((k) => labels.get(k) ?? k),
       );
-      return offered.find((k) => labels[k] === choice);
+      return offered.find((k) => labels.get(k) === choice);
     };
-    // The question shows in the conversation view too. While the view is
-    // visible it is the only place asked; a hidden view adds the modal.
-    // The first answer wins.
-    const inline = this.view.ask({ title: params.toolCall.title, toolKind: kind, agent: who, options: options.map((o) => ({ ...o, name: labels[o.kind] })) });
+    // The question shows on the card of the call it asks about, in the
+    // conversation view. While the view is visible it is the only place
+    // asked; a hidden view adds the modal. The first answer wins.
+    const inline = this.view.ask({
+      toolCallId: params.toolCall.toolCallId,
+      title: params.toolCall.title,
+      toolKind: kind,
+      agent: who,
+      options: options.map((o) => ({ ...o, name: labels.get(o.kind) ?? o.name })),
+      rawInput: params.toolCall.rawInput,
+    });
     const hidden = this.view.visible ? this.view.whenHidden() : { promise: Promise.resolve(), dispose: () => undefined };
     const clicked = inline.answered.then((k) => offered.find((o) => o === k));
     const chosen = await Promise.race([clicked, hidden.promise.then(modal)]);
     hidden.dispose();
-    this.view.settle(inline.id, chosen === undefined ? 'Dismissed' : labels[chosen]);
+    this.view.settle(inline.id, chosen ?? 'dismissed');
     if (chosen === 'allow_always') this.alwaysAllowed.add(kind);
     return { outcome: outcomeFor(options, chosen) };
   }

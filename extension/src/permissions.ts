@@ -1,6 +1,7 @@
 // Whether an agent's action needs the user's permission, by the
-// openhands.permissions.mode setting and what the user already allowed.
-import type { PermissionOption } from './protocol.gen';
+// openhands.permissions.mode setting and what the user already allowed;
+// and the words and keys of the question and its answer.
+import type { OptionKind, PermissionOption } from './protocol.gen';
 
 export type PermissionMode = 'ask' | 'allowReads' | 'allowAll';
 
@@ -37,3 +38,55 @@ export function allowOption(options: readonly PermissionOption[]): PermissionOut
   const option = options.find((o) => o.kind === 'allow_once') ?? options.find((o) => o.kind === 'allow_always');
   return option === undefined ? { outcome: 'cancelled' } : { outcome: 'selected', optionId: option.optionId };
 }
+
+/** What a kind of action is called in "Always allow …": the plural the person reads. */
+export function kindNoun(kind: string): string {
+  const nouns: Record<string, string> = {
+    execute: 'commands',
+    edit: 'edits',
+    read: 'reads',
+    delete: 'deletions',
+    move: 'moves',
+    search: 'searches',
+    fetch: 'fetches',
+  };
+  return nouns[kind] ?? `${kind === 'other' || kind === '' ? 'other' : kind} actions`;
+}
+
+/** A button's words for an option, for a call of this kind. */
+export function optionLabel(option: OptionKind, kind: string): string {
+  switch (option) {
+    case 'allow_once':
+      return 'Allow once';
+    case 'allow_always':
+      return `Always allow ${kindNoun(kind)}`;
+    case 'reject_once':
+      return 'Reject';
+    case 'reject_always':
+      return `Always reject ${kindNoun(kind)}`;
+  }
+}
+
+/** What the card says once the question is answered. */
+export function answerWords(answer: OptionKind | 'dismissed', kind: string): string {
+  switch (answer) {
+    case 'allow_once':
+      return 'You allowed it once';
+    case 'allow_always':
+      return `You allowed it, and always for ${kindNoun(kind)}`;
+    case 'reject_once':
+      return 'You rejected it';
+    case 'reject_always':
+      return `You rejected it, and always for ${kindNoun(kind)}`;
+    case 'dismissed':
+      return 'Dismissed: not allowed';
+  }
+}
+
+/** Whether an answer lets the call run. */
+export function allows(answer: OptionKind | 'dismissed' | undefined): boolean {
+  return answer === 'allow_once' || answer === 'allow_always';
+}
+
+/** The key that picks each option while the question has focus (no modifier). */
+export const optionKeys: Readonly<Record<OptionKind, string>> = { allow_once: 'y', allow_always: 'a', reject_once: 'n', reject_always: 'x' };

@@ -1,9 +1,10 @@
 // The conversation view's model: ACP session updates (the bridge's
 // openhands/did_update_conversation) reduced into cards — messages,
-// thoughts, errors, tool calls, plans — plus the permission questions
-// asked inline. Replays of a conversation's events rebuild the same
-// cards; a new conversation id starts over. Pure: no vscode, no DOM.
-import type { Chunk, Location, Plan, PlanEntry, ToolCall, ToolCallContent, Update } from './protocol.gen';
+// thoughts, errors, tool calls, plans — and the permission questions,
+// each on the card of the tool call it asks about. Replays of a
+// conversation's events rebuild the same cards; a new conversation id
+// starts over. Pure: no vscode, no DOM.
+import type { Chunk, Location, OptionKind, Plan, PlanEntry, ToolCall, ToolCallContent, Update } from './protocol.gen';
 
 export type ToolStatus = 'pending' | 'in_progress' | 'completed' | 'failed';
 
@@ -16,7 +17,35 @@ function isToolStatus(s: string): s is ToolStatus {
 export interface PermissionOptionView {
   optionId: string;
   name: string;
-  kind: string;
+  kind: OptionKind;
+}
+
+/** How a question was answered: an option's kind, or dismissed (the modal closed, the request went away). */
+export type Answer = OptionKind | 'dismissed';
+
+/**
+ * A permission question, on the card of the tool call it asks about.
+ * While answer is undefined it waits for the person.
+ */
+export interface Question {
+  /** The question's own id: the view answers it by this. */
+  id: string;
+  /** Who asks ("OpenHands", an MCP client's name and version). */
+  agent: string;
+  /** What the agent wants to do, as the request words it: "run `ls`". */
+  title: string;
+  options: PermissionOptionView[];
+  answer?: Answer;
+}
+
+/** What session/request_permission says about the call, for Transcript.ask. */
+export interface QuestionRequest {
+  toolCallId: string;
+  title: string;
+  toolKind: string;
+  agent: string;
+  options: PermissionOptionView[];
+  rawInput?: unknown;
 }
 
 export type Card =
@@ -34,18 +63,14 @@ export type Card =
       rawOutput?: unknown;
       locations: Location[];
       content: ToolCallContent[];
+      /** The last permission question about this call. */
+      question?: Question;
+      /** Made by a question: no update has named the call yet. */
+      askedOnly?: boolean;
     }
-  | { id: string; kind: 'plan'; entries: PlanEntry[] }
-  | {
-      id: string;
-      kind: 'permission';
-      title: string;
-      toolKind: string;
-      agent: string;
-      options: PermissionOptionView[];
-      /** The chosen option's name, "Dismissed", or undefined while open. */
-      answer?: string;
-    };
+  | { id: string; kind: 'plan'; entries: PlanEntry[] };
+
+export type ToolCard = Extract<Card, { kind: 'tool' }>;
 
 /** The message id an update carries in the bridge's _meta.ohBridge.messageId. */
 function messageIdOf(u: Update): string | undefined {
@@ -66,9 +91,12 @@ export class Transcript {
   private cardList: Card[] = [];
   private readonly byId = new Map<string, Card>();
   private readonly tools = new Map<string, string>();
-  /** Updates with an event id already seen (as JSON): a replay repeats them. */
+  /** Question id → the id of the card it is on. */
+  private readonly questions = new Map<string, string>();
+  /** Updates with an event id already seen (a hash of their JSON): a replay repeats them. */
   private readonly seen = new Set<string>();
   private next = 0;
+  private nextQuestion = 0;
   private conversation: string | undefined;
 
   get cards(): readonly Card[] {
@@ -83,15 +111,38 @@ export class Transcript {
     return this.byId.get(id);
   }
 
-  /** Starts over, for another conversation. Open permission questions stay. */
+  /** The id of the card before this one, null for the first: where the view puts it. */
+  before(id: string): string | null {
+    const card = this.byId.get(id);
+    const i = card === undefined ? -1 : this.cardList.lastIndexOf(card);
+    return i > 0 ? (this.cardList[i - 1]?.id ?? null) : null;
+  }
+
+  /** The card a question is on. */
+  questionCard(questionId: string): ToolCard | undefined {
+    const card = this.byId.get(this.questions.get(questionId) ?? '');
+    return card?.kind === 'tool' ? card : undefined;
+  }
+
+  /** The cards whose question waits for an answer. */
+  get openQuestions(): ToolCard[] {
+    return this.cardList.filter((c): c is ToolCard => c.kind === 'tool' && c.question !== undefined && c.question.answer === undefined);
+  }
+
+  /** Starts over, for another conversation. Cards with an open question stay. */
   reset(conversationId: string | undefined): void {
-    const open = this.cardList.filter((c) => c.kind === 'permission' && c.answer === undefined);
+    const open = this.openQuestions;
     this.cardList = [];
     this.byId.clear();
     this.tools.clear();
+    this.questions.clear();
     this.seen.clear();
     this.conversation = conversationId;
-    for (const c of open) this.push(c);
+    for (const c of open) {
+      this.push(c);
+      this.tools.set(c.toolCallId, c.id);
+      if (c.question !== undefined) this.questions.set(c.question.id, c.id);
+    }
   }
 
   /**
@@ -111,7 +162,7 @@ export class Transcript {
     // The bridge replays a conversation's events when it attaches again:
     // an update with an event's id that was seen already changes nothing.
     if (messageIdOf(u) !== undefined) {
-      const key = JSON.stringify(u);
+      const key = fingerprint(JSON.stringify(u));
       if (this.seen.has(key)) return reset ? ['*'] : [];
       this.seen.add(key);
     }
@@ -167,6 +218,12 @@ export class Transcript {
       };
       this.tools.set(u.toolCallId, card.id);
       this.push(card);
+    } else if (card.askedOnly === true) {
+      // The question came first: the card moves to where the call is in
+      // the conversation.
+      delete card.askedOnly;
+      this.cardList.splice(this.cardList.indexOf(card), 1);
+      this.cardList.push(card);
     } else if (create) {
       // A replayed tool_call: it starts the call over, its updates follow.
       card.content = [];
@@ -197,19 +254,47 @@ export class Transcript {
     return [card.id];
   }
 
-  /** Adds an open permission question; its id is the card's. */
-  ask(q: { title: string; toolKind: string; agent: string; options: PermissionOptionView[] }): string {
-    const card: Card = { id: this.newId(), kind: 'permission', ...q };
-    this.push(card);
-    return card.id;
+  /**
+   * Puts a permission question on the card of the call it names, making
+   * the card when no update named the call yet. Returns the question's id
+   * and the card's.
+   */
+  ask(q: QuestionRequest): { questionId: string; cardId: string } {
+    const known = this.byId.get(this.tools.get(q.toolCallId) ?? '');
+    let card: ToolCard;
+    if (known?.kind === 'tool') {
+      card = known;
+      if (card.rawInput === undefined && q.rawInput !== undefined && q.rawInput !== null) card.rawInput = q.rawInput;
+    } else {
+      card = {
+        id: this.newId(),
+        kind: 'tool',
+        toolCallId: q.toolCallId,
+        title: capitalize(q.title),
+        toolKind: q.toolKind,
+        status: 'pending',
+        locations: [],
+        content: [],
+        askedOnly: true,
+        ...(q.rawInput === undefined || q.rawInput === null ? {} : { rawInput: q.rawInput }),
+      };
+      this.tools.set(q.toolCallId, card.id);
+      this.push(card);
+    }
+    if (card.question !== undefined) this.questions.delete(card.question.id);
+    const questionId = `q${++this.nextQuestion}`;
+    card.question = { id: questionId, agent: q.agent, title: q.title, options: q.options };
+    this.questions.set(questionId, card.id);
+    return { questionId, cardId: card.id };
   }
 
-  /** Records the answer to a permission question (the first one only). */
-  answer(id: string, answer: string): string[] {
-    const card = this.byId.get(id);
-    if (card?.kind !== 'permission' || card.answer !== undefined) return [];
-    card.answer = answer;
-    return [id];
+  /** Records the answer to a permission question (the first one only); returns the card to redraw. */
+  answer(questionId: string, answer: Answer): string[] {
+    const card = this.questionCard(questionId);
+    const q = card?.question;
+    if (card === undefined || q === undefined || q.id !== questionId || q.answer !== undefined) return [];
+    q.answer = answer;
+    return [card.id];
   }
 
   /** The exit code of a finished command: a number, null when unknown, undefined while it runs. */
@@ -231,4 +316,75 @@ export class Transcript {
   private newId(): string {
     return `c${++this.next}`;
   }
+}
+
+/**
+ * A short key for a long text: its length and a 53-bit hash (cyrb53), so
+ * the set of seen updates does not keep their JSON, which holds whole
+ * outputs.
+ */
+export function fingerprint(text: string): string {
+  let h1 = 0xdeadbeef;
+  let h2 = 0x41c6ce57;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 2654435761);
+    h2 = Math.imul(h2 ^ c, 1597334677);
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  return `${text.length}:${(4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(36)}`;
+}
+
+function capitalize(s: string): string {
+  return s.charAt(0).toUpperCase() + s.slice(1);
+}
+
+export type DiffContent = Extract<ToolCallContent, { type: 'diff' }>;
+
+/** A string field of a call's arguments. */
+export function rawField(raw: unknown, key: string): string | undefined {
+  if (raw === null || typeof raw !== 'object') return undefined;
+  const v: unknown = Object.getOwnPropertyDescriptor(raw, key)?.value;
+  return typeof v === 'string' ? v : undefined;
+}
+
+/**
+ * The change an edit's arguments ask for (file_editor's create,
+ * str_replace, insert), as a diff of the snippet: what the card shows
+ * before the edit runs.
+ */
+export function proposedDiff(raw: unknown): DiffContent | undefined {
+  const path = rawField(raw, 'path');
+  if (path === undefined || path === '') return undefined;
+  const newStr = rawField(raw, 'new_str') ?? '';
+  switch (rawField(raw, 'command')) {
+    case 'create':
+      return { type: 'diff', path, oldText: null, newText: rawField(raw, 'file_text') ?? '' };
+    case 'str_replace': {
+      const old = rawField(raw, 'old_str');
+      return old === undefined ? undefined : { type: 'diff', path, oldText: old, newText: newStr };
+    }
+    case 'insert':
+      return { type: 'diff', path, oldText: '', newText: newStr };
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * The diffs an edit's card shows, each with its index in the card's
+ * content: the diffs the call's updates carry, else the one its arguments
+ * propose (index -1).
+ */
+export function editDiffs(card: ToolCard): { diff: DiffContent; index: number }[] {
+  const diffs = card.content.flatMap((c, index) => (c.type === 'diff' ? [{ diff: c, index }] : []));
+  if (diffs.length > 0) return diffs;
+  const proposed = card.toolKind === 'edit' || card.tool === 'file_editor' ? proposedDiff(card.rawInput) : undefined;
+  return proposed === undefined ? [] : [{ diff: proposed, index: -1 }];
+}
+
+/** The text a tool call's updates carry (a command's output), all of it. */
+export function outputText(card: ToolCard): string {
+  return card.content.flatMap((c) => (c.type === 'content' && c.content !== null ? [c.content.text] : [])).join('\n');
 }

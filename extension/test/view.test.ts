@@ -157,19 +157,19 @@ void test('transcript: chunks join only with the same message id; replays add no
   assert.ok(!again.some((ids) => ids.includes('*')));
 });
 
-void test('transcript: another conversation starts over; open permission questions stay', () => {
+void test('transcript: another conversation starts over; a card with an open question stays', () => {
   const t = new Transcript();
   replay(t, recorded());
-  const q = t.ask({ title: 'run `ls`', toolKind: 'execute', agent: 'OpenHands', options: [{ optionId: 'a', name: 'Allow once', kind: 'allow_once' }] });
+  const q = t.ask({ toolCallId: 'ask-1', title: 'run `ls`', toolKind: 'execute', agent: 'OpenHands', options: [{ optionId: 'a', name: 'Allow once', kind: 'allow_once' }] });
   assert.equal(t.follow('conv-1'), false, 'the same conversation');
   assert.equal(t.follow(undefined), false);
   assert.deepEqual(t.apply('conv-2', { sessionUpdate: 'user_message_chunk', content: text('New task.'), ...meta('x1') }), ['*']);
-  assert.deepEqual(t.cards.map((c) => c.kind), ['permission', 'user']);
+  assert.deepEqual(t.cards.map((c) => c.kind), ['tool', 'user']);
   assert.equal(t.conversationId, 'conv-2');
-  assert.deepEqual(t.answer(q, 'Allow once'), [q]);
-  assert.deepEqual(t.answer(q, 'Reject'), [], 'the first answer wins');
-  const card = t.card(q);
-  assert.ok(card?.kind === 'permission' && card.answer === 'Allow once');
+  assert.deepEqual(t.answer(q.questionId, 'allow_once'), [q.cardId]);
+  assert.deepEqual(t.answer(q.questionId, 'reject_once'), [], 'the first answer wins');
+  const card = t.card(q.cardId);
+  assert.ok(card?.kind === 'tool' && card.question?.answer === 'allow_once');
   assert.equal(t.follow('conv-3'), true);
   assert.deepEqual(t.cards, [], 'an answered question goes with its conversation');
 });
@@ -220,20 +220,6 @@ void test('cards: a long output shows its end', () => {
   assert.match(clipped, /^… \(\d+ earlier characters not shown\)\nline \d+\n/);
   assert.ok(clipped.endsWith('line 4999'));
   assert.equal(clipOutput('short'), 'short');
-});
-
-void test('cards: a permission question offers its options, then shows the answer', () => {
-  const t = new Transcript();
-  const id = t.ask({ title: 'run `rm -rf build`', toolKind: 'execute', agent: 'OpenHands', options: [
-    { optionId: 'a1', name: 'Allow once', kind: 'allow_once' }, { optionId: 'r1', name: 'Reject', kind: 'reject_once' }] });
-  const open = renderCard(t.card(id) as Card);
-  assert.match(open, /role="group" aria-label="Permission request"/);
-  assert.match(open, /OpenHands wants to run <code>rm -rf build<\/code>/);
-  assert.match(open, /<button type="button" class="primary" data-action="permission" data-card="c1" data-option="allow_once">Allow once<\/button>/);
-  t.answer(id, 'Reject');
-  const answered = renderCard(t.card(id) as Card);
-  assert.doesNotMatch(answered, /<button/);
-  assert.match(answered, /<p class="answer">Reject<\/p>/);
 });
 
 void test('header: the connection and which controls apply', () => {

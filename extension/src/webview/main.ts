@@ -1,8 +1,11 @@
 // The conversation view's script, inside the webview: it puts the cards
-// the extension rendered into the log, keeps the header in step, and turns
-// clicks and keys into messages to the extension. It builds no HTML of its
-// own from conversation text: the extension escapes and renders it.
-import type { FromWebview, HeaderView, ToWebview } from './protocol';
+// the extension rendered into the log, keeps the header in step, moves the
+// focus to a new permission question, and turns clicks and keys into
+// messages to the extension. It builds no HTML of its own from
+// conversation text: the extension escapes and renders it. Each message's
+// drawing is measured (performance.measure "oh-render", layout included:
+// the log's height is read after it) for the devtools and the e2e test.
+import type { CardHtml, FromWebview, HeaderView, ToWebview } from './protocol';
 
 interface VsCodeApi {
   postMessage(message: FromWebview): void;
@@ -37,14 +40,71 @@ function nearBottom(): boolean {
   return log.scrollHeight - log.scrollTop - log.clientHeight < 40;
 }
 
-/** Replaces a card, keeping which of its <details> the user opened or closed. */
-function upsert(id: string, html: string): void {
-  const next = element(html);
+// A reset draws the newest cards at once and the older ones a chunk a
+// task, above them: a long conversation shows without a long wait.
+const firstChunk = 60;
+const olderChunk = 150;
+/** Older cards of a reset not drawn yet, in order; the last is the nearest to the drawn ones. */
+let older: CardHtml[] = [];
+const olderIndex = new Map<string, number>();
+let olderTimer: ReturnType<typeof setTimeout> | undefined;
+
+function drawOlder(): void {
+  olderTimer = undefined;
+  const t0 = performance.now();
+  const from = Math.max(0, older.length - olderChunk);
+  const chunk = older.splice(from);
+  for (const c of chunk) olderIndex.delete(c.id);
+  // Above the drawn cards: the browser's scroll anchoring keeps the reader's place.
+  $('empty').insertAdjacentHTML('afterend', chunk.map((c) => c.html).join(''));
+  for (const c of chunk) offerQuestionIn(document.getElementById(c.id));
+  performance.measure('oh-render-older', { start: t0, detail: { cards: chunk.length } });
+  if (older.length > 0) olderTimer = setTimeout(drawOlder, 0);
+}
+
+function reset(cards: readonly CardHtml[]): void {
+  if (olderTimer !== undefined) clearTimeout(olderTimer);
+  olderTimer = undefined;
+  log.querySelectorAll('article').forEach((a) => a.remove());
+  $('empty').hidden = cards.length > 0;
+  const split = Math.max(0, cards.length - firstChunk);
+  older = cards.slice(0, split);
+  olderIndex.clear();
+  older.forEach((c, i) => olderIndex.set(c.id, i));
+  log.insertAdjacentHTML('beforeend', cards.slice(split).map((c) => c.html).join(''));
+  log.querySelectorAll<HTMLElement>('.question.open').forEach(offerQuestion);
+  if (older.length > 0) olderTimer = setTimeout(drawOlder, 0);
+}
+
+/** Where an element's focus goes back to once its card is redrawn. */
+function focusTarget(el: HTMLElement): string | undefined {
+  if (el.id !== '') return `#${CSS.escape(el.id)}`;
+  const d = el.dataset;
+  if (d.action === undefined) return undefined;
+  return ['action', 'option', 'index'].flatMap((k) => (d[k] === undefined ? [] : [`[data-${k}="${CSS.escape(d[k] ?? '')}"]`])).join('');
+}
+
+/** Adds a card after the one named (null: first), or replaces it in place, keeping which of its <details> the user opened or closed. */
+function upsert(c: CardHtml): void {
+  const waiting = olderIndex.get(c.id);
+  if (waiting !== undefined) {
+    // Not drawn yet: it will be drawn as it is now.
+    const o = older[waiting];
+    if (o !== undefined) o.html = c.html;
+    return;
+  }
+  const next = element(c.html);
   if (next === null) return;
-  const old = document.getElementById(id);
+  const old = document.getElementById(c.id);
+  const place = (): void => {
+    const prev = c.after === undefined ? undefined : c.after === null ? $('empty') : document.getElementById(c.after);
+    if (prev !== null && prev !== undefined) prev.after(next);
+    else log.appendChild(next);
+  };
   if (old === null) {
     $('empty').hidden = true;
-    log.appendChild(next);
+    place();
+    offerQuestionIn(next);
     return;
   }
   const open = Array.from(old.querySelectorAll('details')).map((d) => d.open);
@@ -52,10 +112,72 @@ function upsert(id: string, html: string): void {
     const was = open[i];
     if (was !== undefined) d.open = was;
   });
-  const focused = old.contains(document.activeElement) ? (document.activeElement as HTMLElement).dataset.action : undefined;
-  old.replaceWith(next);
-  if (focused !== undefined) next.querySelector<HTMLElement>(`[data-action="${focused}"]`)?.focus();
+  const active = document.activeElement as HTMLElement | null;
+  const focused = active !== null && old.contains(active) ? focusTarget(active) : undefined;
+  const stays = c.after === undefined || (c.after === null ? old.previousElementSibling?.id === 'empty' : old.previousElementSibling?.id === c.after);
+  if (stays) old.replaceWith(next);
+  else {
+    old.remove();
+    place();
+  }
+  if (focused !== undefined) next.querySelector<HTMLElement>(focused)?.focus({ preventScroll: true });
+  offerQuestionIn(next);
 }
+
+// Permission questions -------------------------------------------------------
+
+/** The questions the view has offered already: each takes the focus once. */
+const offered = new Set<string>();
+/** When the focus last moved to a question by itself: a key pressed just then was meant for something else. */
+let movedAt = -Infinity;
+const keyGraceMs = 300;
+
+function offerQuestionIn(card: Element | null): void {
+  const q = card?.querySelector<HTMLElement>('.question.open');
+  if (q !== null && q !== undefined) offerQuestion(q);
+}
+
+/**
+ * Moves the focus to a new question, unless the person is writing a
+ * message (their next keys are not answers); the log announces it either way.
+ */
+function offerQuestion(q: HTMLElement): void {
+  if (offered.has(q.id)) return;
+  offered.add(q.id);
+  const writing = document.activeElement === input && input.value.trim() !== '';
+  if (writing) return;
+  q.scrollIntoView({ block: 'nearest' });
+  q.focus({ preventScroll: true });
+  movedAt = performance.now();
+}
+
+/** After an answer, the focus goes to the next open question, else to the log. */
+function afterAnswer(): void {
+  const next = Array.from(log.querySelectorAll<HTMLElement>('.question.open')).find((q) => q.querySelector('button:not(:disabled)') !== null);
+  if (next !== undefined) {
+    next.scrollIntoView({ block: 'nearest' });
+    next.focus({ preventScroll: true });
+  } else log.focus({ preventScroll: true });
+}
+
+function answer(b: HTMLButtonElement): void {
+  const d = b.dataset;
+  b.closest('.actions')?.querySelectorAll('button').forEach((x) => (x.disabled = true));
+  vscode.postMessage({ type: 'permission', question: d.question ?? '', option: d.option ?? '' });
+  afterAnswer();
+}
+
+// Keys answer the question that has the focus: each button shows its key.
+log.addEventListener('keydown', (e) => {
+  if (e.altKey || e.ctrlKey || e.metaKey || e.repeat || e.isComposing) return;
+  const q = (e.target as Element).closest<HTMLElement>('.question.open');
+  if (q === null) return;
+  const b = q.querySelector<HTMLButtonElement>(`button[data-key="${CSS.escape(e.key.toLowerCase())}"]`);
+  if (b === null || b.disabled) return;
+  e.preventDefault();
+  if (performance.now() - movedAt < keyGraceMs) return;
+  answer(b);
+});
 
 function header(h: HeaderView): void {
   $('state').textContent = h.label;
@@ -72,18 +194,21 @@ function header(h: HeaderView): void {
   input.placeholder = h.connected ? 'Message the agent (Enter to send, Shift+Enter for a new line)' : 'Describe a task to start a conversation (Enter to send)';
 }
 
+/** Render measures kept at most: the oldest go (a conversation can be long). */
+const maxMeasures = 10_000;
+let measures = 0;
+
 window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
   const m = event.data;
+  const t0 = performance.now();
   const stick = nearBottom();
   switch (m.type) {
     case 'reset':
-      log.querySelectorAll('article').forEach((a) => a.remove());
-      $('empty').hidden = m.cards.length > 0;
-      for (const c of m.cards) upsert(c.id, c.html);
+      reset(m.cards);
       header(m.header);
       break;
-    case 'upsert':
-      upsert(m.id, m.html);
+    case 'cards':
+      for (const c of m.cards) upsert(c);
       break;
     case 'header':
       header(m.header);
@@ -99,6 +224,12 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
       break;
   }
   if (stick) log.scrollTop = log.scrollHeight;
+  else void log.scrollHeight;
+  if (++measures > maxMeasures) {
+    performance.clearMeasures('oh-render');
+    measures = 1;
+  }
+  performance.measure('oh-render', { start: t0, detail: { type: m.type, cards: 'cards' in m ? m.cards.length : 0 } });
 });
 
 form.addEventListener('submit', (e) => {
@@ -146,8 +277,10 @@ log.addEventListener('click', (e) => {
       vscode.postMessage({ type: 'openFile', path: d.path ?? '', ...(d.line === undefined ? {} : { line: Number(d.line) }) });
       return;
     case 'permission':
-      b.closest('.actions')?.querySelectorAll('button').forEach((x) => (x.disabled = true));
-      vscode.postMessage({ type: 'permission', card: d.card ?? '', option: d.option ?? '' });
+      answer(b);
+      return;
+    case 'showOutput':
+      vscode.postMessage({ type: 'showOutput', card: d.card ?? '' });
       return;
   }
 });

@@ -5,12 +5,19 @@ import type { BridgeRequests } from '../protocol.gen';
 
 export type { HeaderView };
 
+/** A card's HTML; after is the card it follows (null: the first), for a card added or moved. */
+export interface CardHtml {
+  id: string;
+  html: string;
+  after?: string | null;
+}
+
 /** From the extension to the webview. */
 export type ToWebview =
   /** Every card, after the webview (re)loaded or the conversation changed. */
-  | { type: 'reset'; cards: { id: string; html: string }[]; header: HeaderView }
-  /** One card added (appended) or changed (replaced in place). */
-  | { type: 'upsert'; id: string; html: string }
+  | { type: 'reset'; cards: CardHtml[]; header: HeaderView }
+  /** Cards added (after the card named), changed (replaced in place) or moved. */
+  | { type: 'cards'; cards: CardHtml[] }
   | { type: 'header'; header: HeaderView }
   /** The host took the message: the composer may clear and enable. */
   | { type: 'sent'; ok: boolean };
@@ -28,4 +35,7 @@ export type FromWebview =
   | { type: 'openDiff'; card: string; index: number }
   | { type: 'revert'; card: string; index: number }
   | { type: 'openFile'; path: string; line?: number }
-  | { type: 'permission'; card: string; option: string };
+  /** The person's answer to a permission question: the option's kind. */
+  | { type: 'permission'; question: string; option: string }
+  /** Open all of a card's output in an editor. */
+  | { type: 'showOutput'; card: string };
