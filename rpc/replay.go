@@ -119,6 +119,13 @@ type ReplayOptions struct {
 	Wait time.Duration
 	// Transcript, when not nil, receives a readable log of the session.
 	Transcript io.Writer
+	// Framing is the recording's: FramingContentLength ("" too) or
+	// FramingLines.
+	Framing string
+	// Observe, when not nil, sees every bridge message as it arrives,
+	// before the client messages recorded after it are sent, so Rewrite
+	// can use what the live bridge chose (a session id, say).
+	Observe func(json.RawMessage)
 }
 
 // Mismatch is one difference between a recording and its replay.
@@ -189,11 +196,18 @@ func Replay(records []Record, conn io.ReadWriteCloser, opts ReplayOptions) (*Rep
 		actualID = map[string]json.RawMessage{} // key of a bridge request → its live id
 		closed   bool
 	)
+	read := ReadFrame
+	if opts.Framing == FramingLines {
+		read = readLine
+	}
 	go func() {
 		r := bufio.NewReader(conn)
 		count := map[string]int{}
 		for {
-			body, err := ReadFrame(r)
+			body, err := read(r)
+			if err == nil && opts.Observe != nil {
+				opts.Observe(body)
+			}
 			mu.Lock()
 			if err != nil {
 				closed = true
@@ -258,8 +272,13 @@ func Replay(records []Record, conn io.ReadWriteCloser, opts ReplayOptions) (*Rep
 		}
 		mu.Unlock()
 		fmt.Fprintf(tr, "  client → %s\n", summarize(body))
-		fmt.Fprintf(w, "Content-Length: %d\r\n\r\n", len(body))
-		w.Write(body)
+		if opts.Framing == FramingLines {
+			w.Write(body)
+			w.WriteByte('\n')
+		} else {
+			fmt.Fprintf(w, "Content-Length: %d\r\n\r\n", len(body))
+			w.Write(body)
+		}
 		if err := w.Flush(); err != nil {
 			// The bridge may legitimately have exited (after exit).
 			break

@@ -49,21 +49,25 @@ func acpMain(args []string) int {
 		baseURL    = fset.String("llm-base-url", "", "the LLM's base URL, if not the provider's (env LLM_BASE_URL)")
 		policy     = fset.String("confirmation-policy", "", "AlwaysConfirm, NeverConfirm or ConfirmRisky: when the agent-server itself asks first (the bridge asks before commands and edits anyway)")
 		configPath = fset.String("config", defaultConfigPath(), "a JSON file with serverUrl, sessionApiKey, confirmationPolicy and llm {model, api_key, base_url}")
-		logFile    = fset.String("log-file", "", "write logs to this file instead of stderr")
-		logLevel   = fset.String("log-level", "info", "log level: debug, info, warn or error")
+		logFile    = fset.String("log-file", "", "write the log to this file instead of "+acpLogHint()+"; - writes it to stderr")
+		logLevel   = fset.String("log-level", "info", "log level: debug, info, warn or error; debug logs every ACP message, both ways")
+		record     = fset.String("record", "", "record every message in both directions to this JSONL file, for oh-bridge replay")
 	)
 	fset.Usage = func() {
-		fmt.Fprintln(fset.Output(), "Usage: oh-bridge acp [--server URL] [--llm-model MODEL] [--config PATH] [--log-file PATH]")
+		fmt.Fprintln(fset.Output(), "Usage: oh-bridge acp [--server URL] [--llm-model MODEL] [--config PATH] [--log-file PATH] [--log-level LEVEL] [--record FILE]")
 		fmt.Fprintln(fset.Output(), "\nAn Agent Client Protocol agent on stdin/stdout: OpenHands, working in the editor's")
 		fmt.Fprintln(fset.Output(), "files and in the bridge's terminals. API keys come from the environment")
 		fmt.Fprintln(fset.Output(), "(LLM_API_KEY, OH_BRIDGE_SESSION_API_KEY) or the config file, never from flags.")
+		fmt.Fprintln(fset.Output(), "\nThe log goes to a file; stderr gets errors only, since editors show it to the")
+		fmt.Fprintln(fset.Output(), "person (--log-file - puts the whole log there).")
 		fset.PrintDefaults()
 	}
 	if !parseFlags(fset, args, "see oh-bridge acp --help") {
 		return 2
 	}
-	logger, closeLog, ok := openLog(fset.Name(), *logFile, *logLevel)
-	if !ok {
+	logger, closeLog, err := openACPLog(*logFile, *logLevel)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "oh-bridge acp:", err)
 		return 2
 	}
 	defer closeLog()
@@ -116,12 +120,18 @@ func acpMain(args []string) int {
 		StartMCP:       acpMCP(logger),
 		HowToConfigure: howToConfigure(*configPath),
 	})
+	rec, err := openACPRecorder(*record, logger, acpRecordingMeta{Config: *configPath, AgentServer: srv.URL != ""})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "oh-bridge acp:", err)
+		return 2
+	}
+	defer rec.Close()
 	rs := rpc.NewServer(rpc.Options{Methods: agent.Methods(), Logger: logger, Shutdown: agent.Shutdown, CancelMethod: "$/cancel_request"})
 	agent.Bind(rs)
-	logger.Info("serving ACP on stdio", "version", version, "pid", os.Getpid(), "server", srv.URL)
+	logger.Info("serving ACP on stdio", "version", version, "server", srv.URL, "record", *record)
 	ctx, signalCode, stop := onSignals()
 	defer stop()
-	rs.Serve(ctx, rpc.NewLineStream(newStdio(), logger, nil))
+	rs.Serve(ctx, rpc.NewLineStream(newStdio(), logger, rec))
 	if c := signalCode(); c >= 0 {
 		return c
 	}

@@ -59,10 +59,28 @@ func replayFile(file, workspace string, verbose, update bool) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	records, err := rpc.ReadRecords(f)
+	header, records, err := rpc.ReadRecording(f)
 	f.Close()
 	if err != nil {
 		return false, err
+	}
+
+	// Which face recorded decides what runs and how it is spoken to.
+	args, env, framing := []string{"--stdio", "--log-level", "debug"}, []string(nil), rpc.FramingContentLength
+	var acpRun *acpReplay
+	if header != nil {
+		framing = header.Framing
+		switch header.Command {
+		case "", "oh-bridge":
+		case acpCommand:
+			if acpRun, err = newACPReplay(header, records); err != nil {
+				return false, err
+			}
+			defer acpRun.close()
+			args, env = acpRun.args, acpRun.env
+		default:
+			return false, fmt.Errorf("recorded by %q, which replay cannot run (it runs oh-bridge and %s); was the recording made by a newer oh-bridge?", header.Command, acpCommand)
+		}
 	}
 
 	tmp, err := os.MkdirTemp("", "oh-bridge-replay-")
@@ -81,8 +99,9 @@ func replayFile(file, workspace string, verbose, update bool) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	cmd := exec.Command(self, "--stdio", "--log-level", "debug")
+	cmd := exec.Command(self, args...)
 	cmd.Dir = root
+	cmd.Env = env
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	var stderr bytes.Buffer
@@ -92,16 +111,20 @@ func replayFile(file, workspace string, verbose, update bool) (bool, error) {
 	}
 
 	recordedRoot := recordedRoot(records)
+	subs := &substitutions{}
 	opts := rpc.ReplayOptions{
 		Expected: &rpc.Normalizer{Keys: rpc.DefaultVolatileKeys, Paths: map[string]string{}, TempDir: os.TempDir()},
 		Actual:   &rpc.Normalizer{Keys: rpc.DefaultVolatileKeys, Paths: map[string]string{root: "$WORKSPACE"}, TempDir: os.TempDir()},
 		Skip:     func(m string) bool { return m == "$/logTrace" || m == "window/logMessage" },
+		Framing:  framing,
+		Rewrite:  subs.toLive,
 	}
 	if recordedRoot != "" {
 		opts.Expected.Paths[recordedRoot] = "$WORKSPACE"
-		opts.Rewrite = func(msg json.RawMessage) json.RawMessage {
-			return bytes.ReplaceAll(msg, []byte(recordedRoot), []byte(root))
-		}
+		subs.add(recordedRoot, root)
+	}
+	if acpRun != nil {
+		acpRun.configure(&opts, subs)
 	}
 	if verbose {
 		fmt.Printf("== replaying %s (%d messages) in %s\n", file, len(records), root)
@@ -113,7 +136,7 @@ func replayFile(file, workspace string, verbose, update bool) (bool, error) {
 		return false, err
 	}
 	if update {
-		if err := writeUpdated(file, res.Updated, root, recordedRoot); err != nil {
+		if err := writeUpdated(file, header, res.Updated, subs); err != nil {
 			return false, err
 		}
 		fmt.Printf("%s: rewritten with %d messages\n", file, len(res.Updated))
@@ -134,7 +157,8 @@ func replayFile(file, workspace string, verbose, update bool) (bool, error) {
 }
 
 // recordedRoot finds the workspace root of the recorded session: the
-// client's first folder, else bridge/info's first root.
+// client's first folder, else bridge/info's first root, else (ACP) the
+// cwd of the first session the client opened.
 func recordedRoot(records []rpc.Record) string {
 	for _, r := range records {
 		var m struct {
@@ -145,6 +169,7 @@ func recordedRoot(records []rpc.Record) string {
 				WorkspaceFolders []struct {
 					URI string `json:"uri"`
 				} `json:"workspaceFolders"`
+				Cwd string `json:"cwd"`
 			} `json:"params"`
 			Result struct {
 				Roots []string `json:"roots"`
@@ -163,6 +188,8 @@ func recordedRoot(records []rpc.Record) string {
 			return p.RootPath
 		case r.Dir == "out" && len(m.Result.Roots) > 0:
 			return m.Result.Roots[0]
+		case r.Dir == "in" && (m.Method == "session/new" || m.Method == "session/load") && p.Cwd != "":
+			return p.Cwd
 		}
 	}
 	return ""
@@ -179,13 +206,17 @@ func (p pipeConn) Close() error {
 	return nil
 }
 
-// writeUpdated rewrites a recording, putting the recorded workspace path
-// back where the replay's temp workspace appears.
-func writeUpdated(file string, records []rpc.Record, root, recordedRoot string) error {
+// writeUpdated rewrites a recording, its header first, putting the
+// recorded values (the workspace path, session ids) back where the
+// replay's appear.
+func writeUpdated(file string, header *rpc.Header, records []rpc.Record, subs *substitutions) error {
 	var buf bytes.Buffer
+	if header != nil {
+		buf.Write(header.Line())
+	}
 	for _, r := range records {
-		if r.Msg != nil && recordedRoot != "" {
-			r.Msg = bytes.ReplaceAll(r.Msg, []byte(root), []byte(recordedRoot))
+		if r.Msg != nil {
+			r.Msg = subs.toRecorded(r.Msg)
 		}
 		line, err := json.Marshal(r)
 		if err != nil {
