@@ -7,12 +7,18 @@
 // edit lands in the open buffer, each after the user allowed it. Then open
 // a project set up for an OpenHands agent-server (the stand-in) in
 // confirmation mode and start a conversation whose agent works with the
-// bridge's tools. Last, in the OpenHands conversation view, start one by
-// typing a message, answer its permission question inline, see the
-// agent's reply and its command's card, and stop a long command.
-// Screenshots go to OUT_DIR.
+// bridge's tools. Then, in the OpenHands conversation view, start one by
+// typing a message, answer each permission question on the card of the
+// command or edit it asks about (with the keyboard, then the mouse), see
+// the agent's reply and its command's card, and stop a long command.
+// Last, a long conversation (2,000 updates: 200 commands of 1 MB output
+// each, 100 edits) fed to the view through the extension's test-only
+// entry (src/testFeed.ts): the time to render an update, the webview's
+// memory, and the time to open the view and to restore it after a reload,
+// written to OUT_DIR/long-conversation.json. Screenshots go to OUT_DIR.
 //
-// Env: CODE_SERVER (launcher), VSIX, REPO (the oh-bridge checkout), OUT_DIR.
+// Env: CODE_SERVER (launcher), VSIX, REPO (the oh-bridge checkout), OUT_DIR;
+// E2E_ONLY=view or E2E_ONLY=long runs that step alone.
 import { spawn, execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
@@ -98,20 +104,28 @@ async function main() {
   }));
   execFileSync(CODE_SERVER, ['--extensions-dir', extDir, '--user-data-dir', userData, '--install-extension', VSIX], { stdio: 'inherit' });
 
+  // The long conversation's updates, for the extension's test-only feed
+  // (only the window of that folder takes them).
+  const longWs = path.join(tmp, 'project-long');
+  fs.mkdirSync(longWs);
+  const feed = path.join(longWs, 'feed.jsonl');
+
   const port = await freePort();
   const cs = start(CODE_SERVER, ['--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-telemetry', '--disable-update-check',
-    '--disable-workspace-trust', '--extensions-dir', extDir, '--user-data-dir', userData, ws], { env: { ...process.env, HOME: tmp } });
+    '--disable-workspace-trust', '--extensions-dir', extDir, '--user-data-dir', userData, ws], { env: { ...process.env, HOME: tmp, OH_BRIDGE_TEST_FEED: feed } });
   await until('code-server', async () => (await fetch(`http://127.0.0.1:${port}/`, { redirect: 'manual' })).status < 400, 60_000);
 
   const browser = (globalThis.browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync',
+      '--enable-precise-memory-info'],
   }));
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
   try {
     // E2E_ONLY=view runs the conversation view's step alone, when working on it.
     if (process.env.E2E_ONLY === 'view') return await conversationView(browser, { tmp, port });
+    if (process.env.E2E_ONLY === 'long') return await longConversation(browser, { port, ws: longWs, feed });
     await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`);
     await page.waitForSelector('.monaco-workbench', { timeout: 60_000 });
     const { status, editorText } = workbench(page);
@@ -125,6 +139,7 @@ async function main() {
     await mcpAgent(page, notes, editorText);
     await agentServer(browser, { tmp, port });
     await conversationView(browser, { tmp, port });
+    await longConversation(browser, { port, ws: longWs, feed });
   } catch (err) {
     await page.screenshot({ path: path.join(OUT_DIR, 'failure.png') }).catch(() => undefined);
     throw err;
@@ -318,16 +333,21 @@ async function agentServer(browser, { tmp, port }) {
 }
 
 // conversationView: the user opens the OpenHands view, types a task in
-// its message box and answers the permission question inline; the view
-// shows the message, the agent's command with its output and exit code,
-// and the agent's reply. A second message starts a long command, and Stop
-// interrupts it.
+// its message box and answers each permission question on the card of the
+// call it asks about: the command's with the keyboard (the focus moves to
+// the question), the edit's, which shows the diff it proposes, with the
+// mouse. The view shows the message, the agent's command with its output
+// and exit code, its edit, and the agent's reply. A second message starts
+// a long command, and Stop interrupts it.
 async function conversationView(browser, { tmp, port }) {
   const ws = path.join(tmp, 'project-view');
   fs.mkdirSync(path.join(ws, '.vscode'), { recursive: true });
+  const notes = path.join(ws, 'notes.txt');
+  fs.writeFileSync(notes, 'hello\n');
   const script = path.join(tmp, 'view-script.json');
   fs.writeFileSync(script, JSON.stringify({ turns: [
     [{ tool: 'terminal', arguments: { command: 'echo view-output-$((6*7))' }, thought: 'Print the answer.' }],
+    [{ tool: 'file_editor', arguments: { command: 'str_replace', path: notes, old_str: 'hello', new_str: 'hello from the view' } }],
     [{ message: 'The command printed **view-output-42**.' }],
     [{ tool: 'terminal', arguments: { command: 'sleep 30; echo never' } }],
     [{ message: 'Slept.' }],
@@ -353,21 +373,69 @@ async function conversationView(browser, { tmp, port }) {
   await page.keyboard.type('Say hello from the view.');
   await page.keyboard.press('Enter');
 
-  // Permission questions show in the view while it is visible: answer
-  // them there, and count any modal that showed instead.
+  // Every question shows on a card while the view is visible: count any
+  // modal that showed instead.
   let modals = 0;
-  const inlineAnswers = [];
-  const answerInline = async () => {
+  const noModal = async () => {
     if (await page.locator('.monaco-dialog-box').isVisible().catch(() => false)) modals++;
-    const allow = view.locator('.card.permission.open button[data-option="allow_once"]');
-    if ((await allow.count()) > 0) {
-      inlineAnswers.push(await view.locator('.card.permission.open').first().innerText());
-      await allow.first().click().catch(() => undefined);
-    }
   };
   const cardText = (sel) => view.locator(sel).allInnerTexts().then((t) => t.join('\n---\n'));
+
+  // The command's question, on the command's card; the focus moves to it
+  // and Y answers it.
+  const commandCard = view.locator('.card.tool', { hasText: 'echo view-output' });
+  const asked = await until('the question on the command\'s card', async () => {
+    await noModal();
+    return (await commandCard.locator('.question.open').count()) === 1 && (await commandCard.first().innerText());
+  }, 60_000).catch((e) => String(e));
+  check('view: the command\'s question sits on its card, with the command, before it runs', asked.includes('echo view-output-$((6*7))') &&
+    asked.includes('wants to run') && asked.includes('Needs you') && !/Exit \d/.test(asked) && (await view.locator('.card.permission').count()) === 0, asked);
+  const question = commandCard.locator('.question.open');
+  const a11y = await question.evaluate((q) => ({
+    focused: document.activeElement === q,
+    role: q.getAttribute('role'),
+    label: document.getElementById(q.getAttribute('aria-labelledby') ?? '')?.textContent ?? '',
+    keys: document.getElementById(q.getAttribute('aria-describedby') ?? '')?.textContent ?? '',
+    shortcuts: Array.from(q.querySelectorAll('button')).map((b) => `${b.getAttribute('aria-keyshortcuts')}=${b.textContent}`),
+  })).catch((e) => ({ error: String(e) }));
+  check('view: the focus moved to the question, a group labelled by its words, its keys announced', a11y.focused === true && a11y.role === 'group' &&
+    a11y.label.includes('Permission question:') && /Y.*allow once.*A.*always allow commands.*N.*reject/.test(a11y.keys) &&
+    a11y.shortcuts.length === 3 && a11y.shortcuts[0].startsWith('Y=Allow once'), JSON.stringify(a11y));
+  await page.screenshot({ path: path.join(OUT_DIR, '6-view-question.png') });
+  // Keys pressed as the focus arrives are not taken for answers.
+  await new Promise((r) => setTimeout(r, 500));
+  await page.keyboard.press('y');
+  const answered = await until('the command\'s card to record the answer', async () => {
+    await noModal();
+    const t = await commandCard.first().innerText();
+    return t.includes('You allowed it once') && /Exit 0/.test(t) && (await commandCard.locator('.question.open').count()) === 0 && t;
+  }, 30_000).catch((e) => String(e));
+  check('view: Y allowed it; the card records "You allowed it once" and the command ran', answered.includes('You allowed it once') && /Exit 0/.test(answered), answered);
+  await page.screenshot({ path: path.join(OUT_DIR, '6b-view-answered.png') });
+
+  // The edit's question, on the edit's card, which shows the diff the edit
+  // proposes before it runs.
+  const editCard = view.locator('.card.tool.tool-edit');
+  const proposal = await until('the question on the edit\'s card', async () => {
+    await noModal();
+    return (await editCard.locator('.question.open').count()) === 1 && (await editCard.first().innerText());
+  }, 60_000).catch((e) => String(e));
+  const proposedLines = await editCard.locator('.diff.proposed .diff-lines').allInnerTexts().then((t) => t.join('\n')).catch(() => '');
+  check('view: the edit\'s question sits on its card, under the diff it proposes', proposal.includes('proposed') && proposal.includes('notes.txt') &&
+    proposedLines.includes('-hello') && proposedLines.includes('+hello from the view') && proposal.includes('Always allow edits'), `${proposal}\n${proposedLines}`);
+  await editCard.first().scrollIntoViewIfNeeded().catch(() => undefined);
+  await page.screenshot({ path: path.join(OUT_DIR, '6c-view-edit-question.png') });
+  await editCard.locator('.question.open button[data-option="allow_always"]').click();
+  const edited = await until('the edit\'s card to record the answer and the edit', async () => {
+    await noModal();
+    const t = await editCard.first().innerText();
+    return t.includes('You allowed it, and always for edits') && !t.includes('proposed') && (await editCard.locator('button[data-action="revert"]').count()) === 1 && t;
+  }, 30_000).catch((e) => String(e));
+  check('view: the mouse allowed the edit always; the card records it and shows the edit\'s own diff', edited.includes('always for edits') && edited.includes('+hello from the view'), edited);
+  await page.screenshot({ path: path.join(OUT_DIR, '6d-view-edit-answered.png') });
+
   const replied = await until('the agent\'s reply in the view', async () => {
-    await answerInline();
+    await noModal();
     const agent = await cardText('.card.message.agent');
     const tools = await cardText('.card.tool');
     return agent.includes('view-output-42') && /Exit 0/.test(tools) && { agent, tools };
@@ -378,12 +446,18 @@ async function conversationView(browser, { tmp, port }) {
   }, 10_000).catch((e) => String(e));
   const user = await cardText('.card.message.user').catch(() => '');
   check('view: the typed message started the conversation and shows as the user\'s', user.includes('Say hello from the view.'), user);
-  check('view: the permission question was answered inline, with no modal', inlineAnswers.length >= 1 && modals === 0, JSON.stringify({ inlineAnswers, modals }));
+  check('view: the permission questions were answered on their cards, with no modal', modals === 0, JSON.stringify({ modals }));
   check('view: the agent\'s reply shows, rendered', !replied.error && (await view.locator('.card.message.agent strong', { hasText: 'view-output-42' }).count()) === 1, JSON.stringify(replied).slice(0, 600));
   check('view: the command\'s card shows the command and its exit code', !replied.error && replied.tools.includes('echo view-output-$((6*7))') && /Exit 0/.test(replied.tools), JSON.stringify(replied).slice(0, 600));
   check('view: the command\'s card shows its output', output.includes('view-output-42'), output);
-  await page.screenshot({ path: path.join(OUT_DIR, '6-view-reply.png') });
+  await page.screenshot({ path: path.join(OUT_DIR, '6e-view-reply.png') });
 
+  // The rest of the questions: the mouse allows each once.
+  const answerInline = async () => {
+    await noModal();
+    const allow = view.locator('.question.open button[data-option="allow_once"]');
+    if ((await allow.count()) > 0) await allow.first().click().catch(() => undefined);
+  };
   await input.click();
   await page.keyboard.type('Now sleep a while.');
   await page.keyboard.press('Enter');
@@ -430,6 +504,257 @@ async function conversationView(browser, { tmp, port }) {
   }, 60_000).catch((e) => String(e));
   check('view: reopening the window restores the conversation from the server\'s events', typeof restored === 'object', String(restored));
   await page.screenshot({ path: path.join(OUT_DIR, '9-view-restored.png') });
+}
+
+// longFeed writes the long conversation for the extension's test-only
+// feed (src/testFeed.ts): the updates the bridge sends in
+// openhands/did_update_conversation, in its shapes, each with when it comes
+// (t, ms; 10 ms apart, the first 3 s after the view is ready). 50 turns of
+// 40 updates, 2,000 in all: a user message, 4 thoughts, 4 commands
+// (tool_call, in_progress, half the output, done with all 1 MB of it), 2
+// edits of a 120-line file (tool_call, in_progress, done with the whole
+// file's diff), 3 agent messages of 4 chunks, a plan. 15 cards a turn.
+const longTurns = 50;
+const outputBytes = 1_000_000;
+function longFeed(file, ws) {
+  const conversationId = 'long-conversation';
+  const fd = fs.openSync(file, 'w');
+  let t = 3000;
+  const counts = { updates: 0, cards: 0, commands: 0, edits: 0 };
+  const put = (update) => {
+    fs.writeSync(fd, `${JSON.stringify({ t, conversationId, update })}\n`);
+    t += 10;
+    counts.updates++;
+  };
+  const text = (x) => ({ type: 'text', text: x });
+  const meta = (messageId) => ({ _meta: { ohBridge: { messageId } } });
+  let ids = 0;
+  const chunk = (sessionUpdate, parts) => {
+    const id = `ev-${++ids}`;
+    for (const p of parts) put({ sessionUpdate, content: text(p), ...meta(id) });
+    counts.cards++;
+  };
+  const command = (turn) => {
+    const n = ++counts.commands;
+    const toolCallId = `cmd-${n}`;
+    const cmd = `python3 gen.py --lines 20000 --seed ${n}`;
+    const lines = [];
+    let size = 0;
+    for (let i = 0; size < outputBytes; i++) {
+      const l = `[cmd ${n}] line ${String(i).padStart(6, '0')}: turn ${turn}, the quick brown fox jumps over the lazy dog ${(i * 7919) % 100000}\n`;
+      lines.push(l);
+      size += l.length;
+    }
+    const out = lines.join('').slice(0, outputBytes);
+    const terminal = { tool: 'terminal', terminalId: 'agent-1' };
+    put({ sessionUpdate: 'tool_call', toolCallId, title: `Run \`${cmd}\``, kind: 'execute', status: 'pending', rawInput: { command: cmd }, locations: [], _meta: { ohBridge: { tool: 'terminal' } } });
+    put({ sessionUpdate: 'tool_call_update', toolCallId, status: 'in_progress', _meta: { ohBridge: terminal } });
+    put({ sessionUpdate: 'tool_call_update', toolCallId, content: [{ type: 'content', content: text(out.slice(0, outputBytes / 2)) }] });
+    put({ sessionUpdate: 'tool_call_update', toolCallId, status: 'completed', content: [{ type: 'content', content: text(out) }], rawOutput: { exitCode: 0 } });
+    counts.cards++;
+  };
+  const edit = (turn) => {
+    const n = ++counts.edits;
+    const toolCallId = `edit-${n}`;
+    const file = path.join(ws, 'src', `module_${n}.py`);
+    const before = Array.from({ length: 120 }, (_, i) => `def f${i}(x):\n    return x + ${i}\n`).join('');
+    const oldStr = `def f60(x):\n    return x + 60\n`;
+    const newStr = `def f60(x):\n    # turn ${turn}: handle None\n    if x is None:\n        return 60\n    return x + 60\n`;
+    const after = before.replace(oldStr, newStr);
+    const rawInput = { command: 'str_replace', path: file, old_str: oldStr, new_str: newStr };
+    put({ sessionUpdate: 'tool_call', toolCallId, title: `Str_replace ${file}`, kind: 'edit', status: 'pending', rawInput, locations: [{ path: file }], _meta: { ohBridge: { tool: 'file_editor' } } });
+    put({ sessionUpdate: 'tool_call_update', toolCallId, status: 'in_progress', locations: [{ path: file }] });
+    put({ sessionUpdate: 'tool_call_update', toolCallId, status: 'completed', content: [{ type: 'diff', path: file, oldText: before, newText: after },
+      { type: 'content', content: text(`The file ${file} has been edited.`) }] });
+    counts.cards++;
+  };
+  const message = (turn, k) => chunk('agent_message_chunk', [`Turn ${turn}: `, 'the output looks **right**; ', 'next I check the edge cases ', `(turn ${turn}, message ${k}).`]);
+  const thought = (turn, k) => chunk('agent_thought_chunk', [`Thinking about step ${k} of turn ${turn}.`]);
+  for (let turn = 1; turn <= longTurns; turn++) {
+    chunk('user_message_chunk', [`Turn ${turn}: run the generator, check its output, fix module ${turn}.`]);
+    thought(turn, 1);
+    command(turn);
+    command(turn);
+    message(turn, 1);
+    thought(turn, 2);
+    edit(turn);
+    command(turn);
+    put({ sessionUpdate: 'plan', entries: [{ content: `Run turn ${turn}'s generator`, priority: 'high', status: 'completed' },
+      { content: `Fix module ${turn}`, priority: 'medium', status: 'in_progress' }], ...meta(`plan-${turn}`) });
+    counts.cards++;
+    thought(turn, 3);
+    edit(turn);
+    command(turn);
+    message(turn, 2);
+    thought(turn, 4);
+    message(turn, 3);
+  }
+  fs.closeSync(fd);
+  return { ...counts, last: `(turn ${longTurns}, message 3)` };
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// webviewFrame finds the conversation view's document (two iframes down)
+// as a frame to evaluate in; not the one given (a view that went away).
+async function webviewFrame(page, not, ms = 60_000) {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    for (const f of page.frames()) {
+      if (f === not || f.isDetached()) continue;
+      if (await f.evaluate(() => document.getElementById('transcript') !== null && document.getElementById('composer') !== null).catch(() => false)) return f;
+    }
+    await sleep(50);
+  }
+  throw new Error('timed out waiting for the conversation view\'s webview');
+}
+
+// allShown waits, a frame at a time, until the view has n cards and the
+// last is the one named; it resolves when, in ms since the epoch.
+async function allShown(frame, n, last, ms) {
+  const h = await frame.waitForFunction(([n, last]) => {
+    const cards = document.querySelectorAll('#transcript > article');
+    return cards.length >= n && (cards[cards.length - 1]?.textContent ?? '').includes(last) && performance.timeOrigin + performance.now();
+  }, [n, last], { polling: 'raf', timeout: ms });
+  return h.jsonValue();
+}
+
+// lastShown: the same for the last card alone (the newest cards show first).
+async function lastShown(frame, last, ms) {
+  const h = await frame.waitForFunction((last) => {
+    const cards = document.querySelectorAll('#transcript > article');
+    return (cards[cards.length - 1]?.textContent ?? '').includes(last) && performance.timeOrigin + performance.now();
+  }, last, { polling: 'raf', timeout: ms });
+  return h.jsonValue();
+}
+
+// renders: the view's own measure of each message it drew (oh-render:
+// from the message to the layout after it) and of each chunk of older
+// cards after a reset (oh-render-older).
+async function renders(frame) {
+  return frame.evaluate(() => ['oh-render', 'oh-render-older'].flatMap((name) =>
+    performance.getEntriesByName(name).map((e) => ({ name, ms: e.duration, start: e.startTime, ...(e.detail ?? {}) }))));
+}
+
+function stats(list) {
+  const ms = list.map((r) => r.ms).sort((a, b) => a - b);
+  const at = (q) => (ms.length === 0 ? null : +ms[Math.min(ms.length - 1, Math.floor(q * ms.length))].toFixed(2));
+  return { messages: ms.length, cards: list.reduce((n, r) => n + (r.cards ?? 0), 0), p50: at(0.5), p95: at(0.95), max: at(1), over16ms: ms.filter((x) => x > 16).length };
+}
+
+// memory: the webview's JS heap after a garbage collection, by CDP (of
+// the webview's process, which it may share with the workbench) and by
+// performance.memory in its document, and the size of its DOM.
+async function memory(page, frame) {
+  let cdp;
+  let scope = 'webview (its own process)';
+  try {
+    cdp = await page.context().newCDPSession(frame);
+  } catch {
+    cdp = await page.context().newCDPSession(page);
+    scope = 'the window\'s renderer (the webview shares it with the workbench)';
+  }
+  await cdp.send('HeapProfiler.collectGarbage').catch(() => undefined);
+  await cdp.send('Performance.enable');
+  const { metrics } = await cdp.send('Performance.getMetrics');
+  await cdp.detach().catch(() => undefined);
+  const m = Object.fromEntries(metrics.map((x) => [x.name, x.value]));
+  const mb = (b) => (typeof b === 'number' ? +(b / 2 ** 20).toFixed(1) : null);
+  const doc = await frame.evaluate(() => ({
+    heap: performance.memory?.usedJSHeapSize,
+    elements: document.getElementsByTagName('*').length,
+    cards: document.querySelectorAll('#transcript > article').length,
+    textChars: document.body.textContent.length,
+  }));
+  return { scope, cdpJsHeapUsedMB: mb(m.JSHeapUsedSize), cdpJsHeapTotalMB: mb(m.JSHeapTotalSize), cdpNodes: m.Nodes, cdpDocuments: m.Documents,
+    documentJsHeapUsedMB: mb(doc.heap), elements: doc.elements, cards: doc.cards, textChars: doc.textChars };
+}
+
+// longConversation: the view takes a long conversation fed through the
+// extension's test-only entry, as the bridge's updates come (src/testFeed.ts
+// says why not through an agent-server): how long the view takes to draw
+// an update, its memory, how long it takes to open it with the whole
+// conversation in, and to restore it after a reload (the updates come
+// again, all at once, as the bridge's replay does).
+async function longConversation(browser, { port, ws, feed }) {
+  const made = longFeed(feed, ws);
+  console.log(`long conversation: ${made.updates} updates, ${made.commands} commands of ${outputBytes} bytes, ${made.edits} edits, ${made.cards} cards, ${(fs.statSync(feed).size / 2 ** 20).toFixed(0)} MB of updates`);
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  const { status, editorText } = workbench(page);
+  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`);
+  await page.waitForSelector('.monaco-workbench', { timeout: 60_000 });
+  await until('the bridge of the long conversation\'s window', async () => /OpenHands: /.test(await status()), 60_000);
+
+  // Live: the view is open as the updates come.
+  await runCommand(page, 'OpenHands: Open Conversation View');
+  let frame = await webviewFrame(page);
+  const before = await memory(page, frame);
+  const liveStart = Date.now();
+  await allShown(frame, made.cards, made.last, 300_000);
+  const liveMs = Date.now() - liveStart;
+  const live = stats((await renders(frame)).filter((r) => r.name === 'oh-render'));
+  const after = await memory(page, frame);
+  await page.screenshot({ path: path.join(OUT_DIR, 'long-conversation.png') });
+  check('long conversation: every card shows', after.cards === made.cards, JSON.stringify(after));
+
+  // A big command's card: the end of its 1 MB, and all of it on request.
+  const big = await frame.evaluate(() => {
+    const card = document.querySelectorAll('.card.tool-command')[197];
+    card?.scrollIntoView({ block: 'start' });
+    return { text: card?.querySelector('pre.output')?.textContent?.length ?? 0, more: card?.querySelector('.show-all')?.textContent ?? '' };
+  });
+  await sleep(300);
+  await page.screenshot({ path: path.join(OUT_DIR, 'long-command-card.png') });
+  check('long conversation: a 1 MB command\'s card holds its end, and offers all of it', big.text > 10_000 && big.text < 25_000 && big.more.includes('1,000,000 characters'), JSON.stringify(big));
+  await frame.evaluate(() => document.querySelectorAll('.card.tool-command')[197]?.querySelector('.show-all')?.click());
+  const whole = await until('all of the output in an editor', async () => {
+    const t = await editorText();
+    return t.includes('[cmd 198] line 000000') && t;
+  }, 30_000).catch((e) => String(e));
+  check('long conversation: Show all opens the whole output in an editor', whole.includes('[cmd 198] line 000000'), whole.slice(0, 300));
+  await page.screenshot({ path: path.join(OUT_DIR, 'long-show-all.png') });
+
+  // Open: the view was closed (another view in the side bar) and opens
+  // with the whole conversation.
+  await runCommand(page, 'View: Show Explorer');
+  await until('the conversation view to close', async () => frame.isDetached() || !(await frame.evaluate(() => document.visibilityState === 'visible').catch(() => false)), 30_000);
+  const openAt = Date.now();
+  await runCommand(page, 'OpenHands: Open Conversation View');
+  frame = await webviewFrame(page, frame);
+  const openFirst = (await lastShown(frame, made.last, 120_000)) - openAt;
+  const openAll = (await allShown(frame, made.cards, made.last, 120_000)) - openAt;
+  const opened = stats(await renders(frame));
+
+  // Restore: the window reloads; a new extension host gets the updates
+  // again, all at once, into the view that comes back open.
+  const reloadAt = Date.now();
+  await page.reload();
+  await page.waitForSelector('.monaco-workbench', { timeout: 60_000 });
+  if (!(await page.waitForSelector('iframe.webview.ready', { timeout: 30_000 }).then(() => true, () => false))) {
+    await until('the extension after the reload', async () => /OpenHands:/.test(await status()), 60_000);
+    await runCommand(page, 'OpenHands: Open Conversation View');
+  }
+  frame = await webviewFrame(page, undefined, 120_000);
+  const restoreAll = (await allShown(frame, made.cards, made.last, 300_000)) - reloadAt;
+  const replay = stats((await renders(frame)).filter((r) => r.name === 'oh-render'));
+  const restored = await memory(page, frame);
+  await page.screenshot({ path: path.join(OUT_DIR, 'long-restored.png') });
+
+  const figures = {
+    conversation: { updates: made.updates, commands: made.commands, outputBytesPerCommand: outputBytes, edits: made.edits, cards: made.cards, feedMB: +(fs.statSync(feed).size / 2 ** 20).toFixed(0) },
+    targets: { renderP95Ms: 16, memoryMB: 200 },
+    renderMs: { live, open: opened, restore: replay },
+    liveFeedMs: liveMs,
+    memory: { empty: before, afterLive: after, afterRestore: restored },
+    openMs: { lastCardShown: openFirst, allCardsShown: openAll },
+    restoreMs: { allCardsShown: restoreAll },
+  };
+  fs.writeFileSync(path.join(OUT_DIR, 'long-conversation.json'), `${JSON.stringify(figures, null, 2)}\n`);
+  console.log(`long conversation figures (${path.join(OUT_DIR, 'long-conversation.json')}):\n${JSON.stringify(figures, null, 2)}`);
+  check(`long conversation: an update draws in under 16 ms at p95 (p50 ${live.p50} ms, p95 ${live.p95} ms, max ${live.max} ms)`, live.p95 !== null && live.p95 < 16, JSON.stringify(live));
+  const heap = after.scope.startsWith('webview') ? after.cdpJsHeapUsedMB : after.documentJsHeapUsedMB;
+  check(`long conversation: the webview's memory stays under 200 MB (${heap} MB, ${after.scope})`, heap !== null && heap < 200, JSON.stringify(after));
+  check(`long conversation: it opens (${openFirst} ms to the newest card, ${openAll} ms to all) and restores after a reload (${restoreAll} ms)`, openAll > 0 && restoreAll > 0, JSON.stringify(figures.openMs));
 }
 
 try {

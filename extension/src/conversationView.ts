@@ -50,6 +50,9 @@ export class ConversationView implements vscode.WebviewViewProvider, vscode.Text
   private readonly dirty = new Set<string>();
   private flushTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly hidden = new vscode.EventEmitter<void>();
+  private readonly ready = new vscode.EventEmitter<void>();
+  /** The webview loaded (again) and has every card. */
+  readonly onReady = this.ready.event;
   private readonly docChanges = new vscode.EventEmitter<vscode.Uri>();
   readonly onDidChange = this.docChanges.event;
 
@@ -65,6 +68,7 @@ export class ConversationView implements vscode.WebviewViewProvider, vscode.Text
       vscode.workspace.registerTextDocumentContentProvider(diffScheme, this),
       vscode.workspace.registerTextDocumentContentProvider(outputScheme, this),
       this.hidden,
+      this.ready,
       this.docChanges,
     );
   }
@@ -147,8 +151,9 @@ export class ConversationView implements vscode.WebviewViewProvider, vscode.Text
       this.post({ type: 'reset', cards: this.transcript.cards.map((c) => ({ id: c.id, html: renderCard(c) })), header: this.header() });
       return;
     }
-    // No webview: it gets every card when it is ready.
-    if (this.view === undefined) return;
+    // No webview, or a hidden one (it loads again when shown): it gets
+    // every card when it is ready.
+    if (this.view?.visible !== true) return;
     for (const id of ids) this.dirty.add(id);
     this.flushTimer ??= setTimeout(() => this.flush(), batchMs);
   }
@@ -185,6 +190,7 @@ export class ConversationView implements vscode.WebviewViewProvider, vscode.Text
     switch (m.type) {
       case 'ready':
         this.changed(['*']);
+        this.ready.fire();
         return;
       case 'send': {
         const ok = await this.actions.send(m.text);

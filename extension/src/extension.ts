@@ -14,6 +14,7 @@ import { chooseTerminal, type ReuseStrategy } from './reuse';
 import { disconnected, statusView, type BridgeState } from './status';
 import { describeEvent } from './events';
 import { ConversationView } from './conversationView';
+import { startTestFeed } from './testFeed';
 import { didChangeParams } from './docsync';
 import type { SteerMethod } from './webview/protocol';
 import type { BridgeRequests, ConnectParams, Status } from './protocol.gen';
@@ -63,6 +64,8 @@ class Controller implements EditorHost {
       reopen: () => this.connect(undefined, { attach: true, fromView: true }),
     });
     context.subscriptions.push(this.output, this.conversation, this.statusItem, this.view.register());
+    // Test only (OH_BRIDGE_TEST_FEED): the e2e test's long conversation.
+    context.subscriptions.push(startTestFeed(this.view, (line) => this.output.appendLine(line)));
     this.view.status(this.connection, this.remembered()?.conversationId);
     this.registerCommands();
     this.syncDocuments();

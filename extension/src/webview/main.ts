@@ -42,8 +42,19 @@ function nearBottom(): boolean {
 
 // A reset draws the newest cards at once and the older ones a chunk a
 // task, above them: a long conversation shows without a long wait.
-const firstChunk = 60;
-const olderChunk = 150;
+const chunkCards = 100;
+const chunkBytes = 192 * 1024;
+
+/** How many cards from the end of a list make one chunk (at least one). */
+function tailChunk(cards: readonly CardHtml[]): number {
+  let n = 0;
+  let bytes = 0;
+  while (n < cards.length && n < chunkCards && (n === 0 || bytes + (cards[cards.length - 1 - n]?.html.length ?? 0) <= chunkBytes)) {
+    bytes += cards[cards.length - 1 - n]?.html.length ?? 0;
+    n++;
+  }
+  return n;
+}
 /** Older cards of a reset not drawn yet, in order; the last is the nearest to the drawn ones. */
 let older: CardHtml[] = [];
 const olderIndex = new Map<string, number>();
@@ -52,8 +63,7 @@ let olderTimer: ReturnType<typeof setTimeout> | undefined;
 function drawOlder(): void {
   olderTimer = undefined;
   const t0 = performance.now();
-  const from = Math.max(0, older.length - olderChunk);
-  const chunk = older.splice(from);
+  const chunk = older.splice(older.length - tailChunk(older));
   for (const c of chunk) olderIndex.delete(c.id);
   // Above the drawn cards: the browser's scroll anchoring keeps the reader's place.
   $('empty').insertAdjacentHTML('afterend', chunk.map((c) => c.html).join(''));
@@ -67,7 +77,7 @@ function reset(cards: readonly CardHtml[]): void {
   olderTimer = undefined;
   log.querySelectorAll('article').forEach((a) => a.remove());
   $('empty').hidden = cards.length > 0;
-  const split = Math.max(0, cards.length - firstChunk);
+  const split = cards.length - tailChunk(cards);
   older = cards.slice(0, split);
   olderIndex.clear();
   older.forEach((c, i) => olderIndex.set(c.id, i));
@@ -144,7 +154,7 @@ function offerQuestionIn(card: Element | null): void {
 function offerQuestion(q: HTMLElement): void {
   if (offered.has(q.id)) return;
   offered.add(q.id);
-  const writing = document.activeElement === input && input.value.trim() !== '';
+  const writing = document.activeElement === input && !input.readOnly && input.value.trim() !== '';
   if (writing) return;
   q.scrollIntoView({ block: 'nearest' });
   q.focus({ preventScroll: true });
