@@ -87,6 +87,9 @@ func (a *Server) Methods() map[string]rpc.Method {
 		"authenticate":   {Class: rpc.Inline, Handle: rpc.Typed(a.authenticate)},
 		"session/new":    {Class: rpc.Concurrent, Handle: rpc.Typed(a.newSession)},
 		"session/load":   {Class: rpc.Concurrent, Handle: rpc.Typed(a.loadSession)},
+		"session/resume": {Class: rpc.Concurrent, Handle: rpc.Typed(a.resumeSession)},
+		"session/list":   {Class: rpc.Concurrent, Handle: rpc.Typed(a.listSessions)},
+		"session/close":  {Class: rpc.Concurrent, Handle: rpc.Typed(a.closeSession)},
 		"session/prompt": {Class: rpc.Concurrent, Handle: rpc.Typed(a.prompt)},
 		"session/cancel": {Class: rpc.Inline, Handle: rpc.Typed(a.cancel)},
 	}
@@ -98,6 +101,21 @@ type clientCapabilities struct {
 		WriteTextFile bool `json:"writeTextFile"`
 	} `json:"fs"`
 	Terminal bool `json:"terminal"`
+	// Meta is read leniently: what other extensions put there must not
+	// make initialize fail.
+	Meta json.RawMessage `json:"_meta"`
+}
+
+// terminalOutput says the client shows a command's output in a display
+// terminal of its own: _meta.terminal_output is true, the convention of
+// claude-agent-acp and codex-acp that the ACP registry's validator sends.
+func (c clientCapabilities) terminalOutput() bool {
+	var meta map[string]json.RawMessage
+	if json.Unmarshal(c.Meta, &meta) != nil {
+		return false
+	}
+	var on bool
+	return json.Unmarshal(meta["terminal_output"], &on) == nil && on
 }
 
 type initializeParams struct {
@@ -115,7 +133,8 @@ func (a *Server) initialize(ctx context.Context, p *initializeParams) (any, erro
 	a.mu.Unlock()
 	if p.ClientInfo != nil {
 		a.log.Info("ACP client", "name", p.ClientInfo.Name, "version", p.ClientInfo.Version, "protocol", p.ProtocolVersion,
-			"fsRead", p.ClientCapabilities.FS.ReadTextFile, "fsWrite", p.ClientCapabilities.FS.WriteTextFile)
+			"fsRead", p.ClientCapabilities.FS.ReadTextFile, "fsWrite", p.ClientCapabilities.FS.WriteTextFile,
+			"terminalOutput", p.ClientCapabilities.terminalOutput())
 	}
 	// An agent answers with the latest version it supports; the client
 	// decides whether it can go on.
@@ -125,6 +144,8 @@ func (a *Server) initialize(ctx context.Context, p *initializeParams) (any, erro
 			"loadSession":        true,
 			"promptCapabilities": map[string]any{"image": false, "audio": false, "embeddedContext": true},
 			"mcpCapabilities":    map[string]any{"http": true, "sse": true},
+			// ACP v1 (schema 1.21): {} says the method is served.
+			"sessionCapabilities": map[string]any{"list": map[string]any{}, "resume": map[string]any{}, "close": map[string]any{}},
 		},
 		"authMethods": []any{},
 		"agentInfo":   map[string]any{"name": "oh-bridge", "title": "OpenHands (oh-bridge)", "version": a.cfg.Version},

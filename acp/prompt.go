@@ -152,12 +152,26 @@ func (a *Server) cancel(ctx context.Context, p *cancelParams) (any, error) {
 	return nil, nil
 }
 
+// cancelTurn cancels the running turn, if any: its agent is interrupted
+// in the background, and the prompt answers once the agent stopped.
 func (s *acpSession) cancelTurn() {
+	if _, first := s.stopTurn(); first {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), cancelGrace)
+			defer cancel()
+			s.interrupt(ctx)
+		}()
+	}
+}
+
+// stopTurn marks the running turn cancelled; it returns the turn (nil when
+// none runs) and whether this call cancelled it, so only one interrupts.
+func (s *acpSession) stopTurn() (*turn, bool) {
 	s.mu.Lock()
 	t := s.turn
 	if t == nil || t.cancelled {
 		s.mu.Unlock()
-		return
+		return t, false
 	}
 	t.cancelled = true
 	close(t.cancel)
@@ -165,16 +179,17 @@ func (s *acpSession) cancelTurn() {
 	// Nothing else runs in the turn: calls the agent makes before its
 	// interrupt lands are refused.
 	s.sess.HoldCalls("the person cancelled the turn; nothing more runs in it")
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), cancelGrace)
-		defer cancel()
-		// The agent first, so it does not go on to a next step when its
-		// command ends; then any command it left running.
-		if err := s.conv.Interrupt(ctx); err != nil {
-			s.a.log.Warn("interrupting the agent", "error", err)
-		}
-		s.sess.InterruptAgents(ctx)
-	}()
+	return t, true
+}
+
+// interrupt stops a cancelled turn's agent: first on the agent-server, so
+// it does not go on to a next step when its command ends; then any command
+// it left running.
+func (s *acpSession) interrupt(ctx context.Context) {
+	if err := s.conv.Interrupt(ctx); err != nil {
+		s.a.log.Warn("interrupting the agent", "error", err)
+	}
+	s.sess.InterruptAgents(ctx)
 }
 
 // event notes an agent-server event's error code, for the stop reason; the

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -26,10 +27,12 @@ type acpSession struct {
 	sess *session.Session
 	conv *conversation.Link
 
-	mu      sync.Mutex
-	loading bool  // session/load is replaying the conversation
-	turn    *turn // the prompt running, if any
-	quiet   bool  // a cancelled turn answered: its late updates are dropped
+	mu sync.Mutex
+	// catchingUp: session/load or session/resume reads the conversation's
+	// history; hideHistory: it is session/resume, which shows none of it.
+	catchingUp, hideHistory bool
+	turn                    *turn // the prompt running, if any
+	quiet                   bool  // a cancelled turn answered: its late updates are dropped
 	// lastError is the last ConversationErrorEvent's code, for the stop
 	// reason.
 	lastError string
@@ -58,6 +61,7 @@ type newSessionParams struct {
 	AdditionalDirectories []string    `json:"additionalDirectories"`
 }
 
+// loadSessionParams are session/load's and session/resume's.
 type loadSessionParams struct {
 	SessionID  string      `json:"sessionId"`
 	Cwd        string      `json:"cwd"`
@@ -65,7 +69,7 @@ type loadSessionParams struct {
 }
 
 func (a *Server) newSession(ctx context.Context, p *newSessionParams) (any, error) {
-	s, err := a.open(ctx, p.Cwd, p.AdditionalDirectories, p.MCPServers, "")
+	s, err := a.open(ctx, p.Cwd, p.AdditionalDirectories, p.MCPServers, "", false)
 	if err != nil {
 		return nil, err
 	}
@@ -75,35 +79,124 @@ func (a *Server) newSession(ctx context.Context, p *newSessionParams) (any, erro
 // loadSession attaches to a conversation and replays it as updates before
 // it answers, as ACP asks.
 func (a *Server) loadSession(ctx context.Context, p *loadSessionParams) (any, error) {
+	return a.attach(ctx, "session/load", p, false)
+}
+
+// resumeSession attaches to a conversation without showing its history:
+// the client has it (ACP's session/resume). The history is still read, so
+// the session knows the calls the agent made, and answered once it is.
+func (a *Server) resumeSession(ctx context.Context, p *loadSessionParams) (any, error) {
+	return a.attach(ctx, "session/resume", p, true)
+}
+
+func (a *Server) attach(ctx context.Context, method string, p *loadSessionParams, hideHistory bool) (any, error) {
 	if p.SessionID == "" {
-		return nil, rpc.InvalidParams("sessionId", "the id of a session this agent created (an OpenHands conversation id)")
+		return nil, rpc.InvalidParams("sessionId", "the id of a session this agent created (an OpenHands conversation id; session/list lists them)")
 	}
 	if a.cfg.Server.URL == "" {
-		return nil, rpc.NewError(rpc.CodeInvalidParams, "cannot load session "+p.SessionID+": no OpenHands agent-server is configured. "+a.cfg.HowToConfigure, nil)
+		return nil, rpc.NewError(rpc.CodeInvalidParams, "cannot "+strings.TrimPrefix(method, "session/")+" session "+p.SessionID+
+			": no OpenHands agent-server is configured. "+a.cfg.HowToConfigure, nil)
 	}
 	a.mu.Lock()
 	old := a.sessions[p.SessionID]
 	a.mu.Unlock()
 	if old != nil {
-		return nil, rpc.NewError(rpc.CodeInvalidParams, "session "+p.SessionID+" is already open on this connection", nil)
+		return nil, rpc.NewError(rpc.CodeInvalidParams, "session "+p.SessionID+" is already open on this connection; "+
+			"send its prompts, or session/close it first", nil)
 	}
-	s, err := a.open(ctx, p.Cwd, nil, p.MCPServers, p.SessionID)
+	s, err := a.open(ctx, p.Cwd, nil, p.MCPServers, p.SessionID, hideHistory)
 	if err != nil {
 		return nil, err
 	}
 	if err := s.conv.CaughtUp(ctx); err != nil {
 		a.drop(s)
-		return nil, fail(fmt.Errorf("replaying conversation %s: %w", p.SessionID, err))
+		return nil, fail(fmt.Errorf("reading conversation %s for %s: %w", p.SessionID, method, err))
 	}
 	s.mu.Lock()
-	s.loading = false
+	s.catchingUp = false
 	s.mu.Unlock()
 	return map[string]any{}, nil
 }
 
+type listSessionsParams struct {
+	Cwd    string `json:"cwd"`
+	Cursor string `json:"cursor"`
+}
+
+// listSessions lists the conversations on the agent-server whose agent
+// works in cwd (every one with a directory when cwd is not given), the
+// latest active first, as ACP sessions: each can be loaded or resumed.
+func (a *Server) listSessions(ctx context.Context, p *listSessionsParams) (any, error) {
+	if p.Cwd != "" && !filepath.IsAbs(p.Cwd) {
+		return nil, rpc.InvalidParams("cwd", "the absolute path of the directory whose sessions to list (ACP paths are absolute)")
+	}
+	if a.cfg.Server.URL == "" {
+		// Nothing to list: no server holds this agent's sessions. A
+		// client lists at startup; the first prompt says how to configure
+		// one.
+		return map[string]any{"sessions": []any{}}, nil
+	}
+	page, err := conversation.List(ctx, conversation.ListOptions{
+		ServerURL:     a.cfg.Server.URL,
+		SessionAPIKey: a.cfg.Server.SessionAPIKey,
+		WorkingDir:    p.Cwd,
+		Cursor:        p.Cursor,
+	})
+	if err != nil {
+		return nil, fail(fmt.Errorf("listing the sessions: %w", err))
+	}
+	sessions := make([]map[string]any, 0, len(page.Conversations))
+	for _, c := range page.Conversations {
+		info := map[string]any{"sessionId": c.ID, "cwd": c.WorkingDir}
+		if c.Title != "" {
+			info["title"] = c.Title
+		}
+		if c.UpdatedAt != "" {
+			info["updatedAt"] = c.UpdatedAt
+		}
+		sessions = append(sessions, info)
+	}
+	out := map[string]any{"sessions": sessions}
+	if page.Next != "" {
+		out["nextCursor"] = page.Next
+	}
+	return out, nil
+}
+
+type closeSessionParams struct {
+	SessionID string `json:"sessionId"`
+}
+
+// closeSession ends an ACP session on this connection: a running turn is
+// cancelled as session/cancel would, the agent interrupted before the link
+// closes, then the endpoint and terminals close. The conversation stays
+// on the agent-server, to be loaded or resumed later.
+func (a *Server) closeSession(ctx context.Context, p *closeSessionParams) (any, error) {
+	a.mu.Lock()
+	s := a.sessions[p.SessionID]
+	delete(a.sessions, p.SessionID)
+	a.mu.Unlock()
+	if s == nil {
+		return nil, rpc.NewError(rpc.CodeInvalidParams, fmt.Sprintf("session %q is not open on this connection; nothing to close", p.SessionID), nil)
+	}
+	if t, first := s.stopTurn(); t != nil {
+		// The interrupt must reach the agent-server before the link
+		// closes; the prompt answers cancelled now.
+		if first {
+			ictx, cancel := context.WithTimeout(ctx, cancelGrace)
+			s.interrupt(ictx)
+			cancel()
+		}
+		t.finish("cancelled", nil)
+	}
+	s.close(ctx)
+	return map[string]any{}, nil
+}
+
 // open makes a session over cwd; with a server configured it starts a
-// conversation, or attaches to conversationID.
-func (a *Server) open(ctx context.Context, cwd string, extra []string, servers []mcpServer, conversationID string) (*acpSession, error) {
+// conversation, or attaches to conversationID, showing its history unless
+// hideHistory.
+func (a *Server) open(ctx context.Context, cwd string, extra []string, servers []mcpServer, conversationID string, hideHistory bool) (*acpSession, error) {
 	if !filepath.IsAbs(cwd) {
 		return nil, rpc.InvalidParams("cwd", "the absolute path of the directory to work in (ACP paths are absolute)")
 	}
@@ -112,7 +205,7 @@ func (a *Server) open(ctx context.Context, cwd string, extra []string, servers [
 	if err != nil {
 		return nil, rpc.NewError(rpc.CodeInvalidParams, err.Error(), map[string]any{"kind": "invalid_root"})
 	}
-	s := &acpSession{a: a, loading: conversationID != ""}
+	s := &acpSession{a: a, catchingUp: conversationID != "", hideHistory: hideHistory}
 	caps := a.capabilities()
 	opts := session.Options{
 		Roots:         roots,
@@ -151,6 +244,7 @@ func (a *Server) open(ctx context.Context, cwd string, extra []string, servers [
 		MCP:                s.startMCP,
 		ExtraMCP:           mcpConfig(servers),
 		OnUpdate:           s.update,
+		TerminalOutput:     caps.terminalOutput(),
 		OnEvent:            s.event,
 		OnStatus:           s.status,
 		Logger:             a.cfg.Logger,
@@ -264,12 +358,15 @@ func (s *acpSession) close(ctx context.Context) {
 // messages are not echoed: the client shows what it sent.
 func (s *acpSession) update(u updates.Update) {
 	s.mu.Lock()
-	id, loading, quiet := s.id, s.loading, s.quiet
+	id, history, hidden, quiet := s.id, s.catchingUp, s.hideHistory, s.quiet
 	s.mu.Unlock()
-	if quiet && !loading {
+	if history && hidden {
 		return
 	}
-	if c, ok := u.(*updates.Chunk); ok && c.SessionUpdate == "user_message_chunk" && !loading {
+	if quiet && !history {
+		return
+	}
+	if c, ok := u.(*updates.Chunk); ok && c.SessionUpdate == "user_message_chunk" && !history {
 		return
 	}
 	_ = s.a.peer.Notify(context.Background(), "session/update", map[string]any{"sessionId": id, "update": u})
@@ -297,12 +394,19 @@ func (s *acpSession) writeFile(ctx context.Context, path, content string) error 
 
 // askPermission puts an action to the person through the client, naming
 // the tool call the conversation already shows when the agent-server has
-// reported it (without a server, there is none to wait for).
+// reported it (without a server, there is none to wait for), with the
+// title its card has: the question and the card say the action the same
+// way ("Run `make test`").
 func (s *acpSession) askPermission(ctx context.Context, req session.PermissionRequest) (session.PermissionOutcome, error) {
 	id := req.ToolCallID
+	title := updates.Title(req.Tool, req.RawInput, updates.Heading(req.Title))
 	if s.conv != nil {
 		id = s.conv.ToolCallID(ctx, req, time.Second)
+		if t, ok := s.conv.ToolCallTitle(id); ok {
+			title = t
+		}
 	}
+	req.Title = title
 	out, err := updates.AskPermission(ctx, s.a.peer.Call, req, id, s.sessionID(), "")
 	if err == nil && out.Cancelled {
 		// ACP: a permission request answers "cancelled" because the

@@ -50,10 +50,38 @@ type ServerInfo struct {
 type ConversationInfo struct {
 	ID              string          `json:"id"`
 	ExecutionStatus string          `json:"execution_status"`
-	Title           string          `json:"title"`
+	Title           string          `json:"title"` // "" until the server titles it
 	Agent           json.RawMessage `json:"agent"`
 	Workspace       json.RawMessage `json:"workspace"`
+	// CreatedAt and UpdatedAt are ISO 8601 times, as the server writes them.
+	CreatedAt string `json:"created_at"`
+	UpdatedAt string `json:"updated_at"`
+	// ParentConversationID is set for a conversation another one owns (a
+	// sub-agent's).
+	ParentConversationID string `json:"parent_conversation_id"`
 }
+
+// WorkingDir is the directory the conversation's agent works in (its
+// workspace's working_dir), "" when the workspace names none.
+func (i *ConversationInfo) WorkingDir() string {
+	var w struct {
+		WorkingDir string `json:"working_dir"`
+	}
+	json.Unmarshal(i.Workspace, &w)
+	return w.WorkingDir
+}
+
+// ConversationPage is a page of GET /api/conversations/search.
+type ConversationPage struct {
+	Items      []ConversationInfo `json:"items"`
+	NextPageID *string            `json:"next_page_id"`
+}
+
+// The orders GET /api/conversations/search sorts in (ConversationSortOrder).
+const (
+	SortCreatedAtDesc = "CREATED_AT_DESC"
+	SortUpdatedAtDesc = "UPDATED_AT_DESC"
+)
 
 // EventPage is a page of GET /api/conversations/{id}/events/search.
 type EventPage struct {
@@ -213,6 +241,23 @@ func (c *Client) Conversation(ctx context.Context, id string) (*ConversationInfo
 		return nil, err
 	}
 	return &info, nil
+}
+
+// SearchConversations reads a page of the server's conversations in order
+// (SortUpdatedAtDesc: the latest active first); pageID is the page's
+// next_page_id from the page before, "" for the first. limit is 1 to 100.
+func (c *Client) SearchConversations(ctx context.Context, pageID string, limit int, order string) (*ConversationPage, error) {
+	q := url.Values{"limit": {strconv.Itoa(limit)}, "sort_order": {order}}
+	if pageID != "" {
+		q.Set("page_id", pageID)
+	}
+	var page ConversationPage
+	err := c.do(ctx, http.MethodGet, "/api/conversations/search", q, nil, &page,
+		&NotAgentServerError{URL: c.base.String(), Detail: "GET /api/conversations/search answered 404"})
+	if err != nil {
+		return nil, err
+	}
+	return &page, nil
 }
 
 // textMessage is a SendMessageRequest with one text part.

@@ -13,7 +13,10 @@
 //     through the session, and a call of the bridge's own tools allowed
 //     there is not asked about again when it arrives;
 //   - permission matching: a question about a tool call names the call the
-//     way the conversation already shows it (ToolCallID).
+//     way the conversation already shows it (ToolCallID, ToolCallTitle).
+//
+// List reads the conversations of a working directory, for a face that
+// offers to go back to one (ACP's session/list).
 //
 // It knows no face's wire format: updates, events and status go out
 // through Options' functions.
@@ -64,6 +67,9 @@ type Options struct {
 	MCP func(ctx context.Context) (Endpoint, error)
 	// OnUpdate receives the conversation as the person sees it, in order.
 	OnUpdate func(updates.Update)
+	// TerminalOutput: the face's client shows a command's output in a
+	// display terminal of its own (updates.Options.TerminalOutput).
+	TerminalOutput bool
 	// OnEvent receives every agent-server event once, in order, before the
 	// tracker reads it; OnStatus every status change.
 	OnEvent  func(json.RawMessage)
@@ -88,7 +94,7 @@ func Open(ctx context.Context, o Options) (*Link, error) {
 	if emit == nil {
 		emit = func(updates.Update) {}
 	}
-	l := &Link{tracker: updates.New(updates.Options{Emit: emit})}
+	l := &Link{tracker: updates.New(updates.Options{Emit: emit, TerminalOutput: o.TerminalOutput})}
 	l.stopObs = o.Session.Observe(l.tracker.Observer())
 	conv, err := agentserver.Connect(ctx, agentserver.Options{
 		ServerURL:          o.ServerURL,
@@ -140,6 +146,10 @@ func Open(ctx context.Context, o Options) (*Link, error) {
 func (l *Link) ToolCallID(ctx context.Context, req session.PermissionRequest, wait time.Duration) string {
 	return l.tracker.AwaitToolCallID(ctx, req, wait)
 }
+
+// ToolCallTitle is the title of the tool call id as the conversation shows
+// it, when the call has been reported.
+func (l *Link) ToolCallTitle(id string) (string, bool) { return l.tracker.ToolCallTitle(id) }
 
 // ConversationID is the conversation's id on the agent-server.
 func (l *Link) ConversationID() string { return l.conv.ConversationID() }

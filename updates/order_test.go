@@ -22,11 +22,19 @@ import (
 //   - nothing follows its completion;
 //   - its first output byte is in its card;
 //   - its final card holds the output the agent received.
-func TestUpdateOrderOverManyTurns(t *testing.T) {
+func TestUpdateOrderOverManyTurns(t *testing.T) { playTurns(t, false) }
+
+// TestDisplayTerminalOrderOverManyTurns plays the same turns for a client
+// with display terminals (_meta.terminal_output): nothing follows a call's
+// terminal_exit, and its terminal was sent the output the agent received,
+// from the first byte, though some of it trailed the completion.
+func TestDisplayTerminalOrderOverManyTurns(t *testing.T) { playTurns(t, true) }
+
+func playTurns(t *testing.T, display bool) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	var mu sync.Mutex
 	var log []map[string]any
-	tr := updates.New(updates.Options{Throttle: time.Millisecond, Emit: func(u updates.Update) {
+	tr := updates.New(updates.Options{Throttle: time.Millisecond, TerminalOutput: display, Emit: func(u updates.Update) {
 		b, _ := json.Marshal(u)
 		var m map[string]any
 		json.Unmarshal(b, &m)
@@ -124,6 +132,22 @@ func TestUpdateOrderOverManyTurns(t *testing.T) {
 		seen[id] = true
 		if done[id] {
 			t.Fatalf("update %d for %s follows its completion: %v", n, id, u)
+		}
+		if display {
+			// The terminal's text so far stands in for the card's.
+			meta, _ := u["_meta"].(map[string]any)
+			if out, ok := meta["terminal_output"].(map[string]any); ok {
+				final[id] += out["data"].(string)
+				u = map[string]any{"content": []any{map[string]any{"content": map[string]any{"text": final[id]}}}}
+			}
+			if st, _ := u["status"].(string); st == "completed" || st == "failed" {
+				if meta["terminal_exit"] == nil {
+					t.Fatalf("update %d completes %s without exiting its terminal: %v", n, id, u)
+				}
+				done[id] = true
+				final[id] = strings.TrimSuffix(final[id], "\n") // the agent's text is trimmed
+				continue
+			}
 		}
 		if st, _ := u["status"].(string); st == "completed" || st == "failed" {
 			done[id] = true

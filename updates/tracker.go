@@ -22,8 +22,15 @@ type Options struct {
 	// Throttle spaces the updates of a command's live output (100 ms).
 	Throttle time.Duration
 	// MaxOutput bounds the output a running command's card keeps, its
-	// head and its tail (64 KiB).
+	// head and its tail (64 KiB), and the output one update appends to a
+	// display terminal.
 	MaxOutput int
+	// TerminalOutput: the client shows a command's output in a display
+	// terminal of its own (it advertised clientCapabilities._meta.
+	// terminal_output): a command's card names the terminal, and its
+	// output goes there as it comes, in _meta.terminal_output, instead of
+	// replacing the card's text.
+	TerminalOutput bool
 }
 
 // Tracker follows one conversation. Feed it the agent-server's events
@@ -49,6 +56,7 @@ type call struct {
 	tool    string
 	key     string
 	args    json.RawMessage
+	title   string // as its card shows it
 	path    string
 	command string // file_editor's command
 	// terminal is where the command ran, when it ran in this session; out
@@ -64,7 +72,21 @@ type call struct {
 	end *session.CallEvent
 	// over: the card got its final update; nothing may follow it.
 	over bool
+	// display: the card shows its output in the client's display
+	// terminal (Options.TerminalOutput). unsent is the output not yet
+	// appended there; shown what was, while it is under showLimit (to
+	// complete it at the end with the output the agent received).
+	display bool
+	unsent  []byte
+	shown   []byte
+	// shownAll: shown holds everything appended.
+	shownAll bool
 }
+
+// showLimit bounds the copy of a display terminal's output kept to
+// complete it at the end: past it (the agent's own text is cut at 30,000
+// characters anyway) the terminal keeps what it was sent.
+const showLimit = 256 << 10
 
 // early is a session call whose action has not arrived yet. A command's
 // output that comes meanwhile is kept for its card.
@@ -97,6 +119,29 @@ func New(o Options) *Tracker {
 // Observer is the tracker's view of the session's calls and terminals.
 func (t *Tracker) Observer() session.Observer {
 	return session.Observer{OnCall: t.sessionCall, OnTerminal: t.terminal}
+}
+
+// ToolCallTitle is the title of the tool call id as its card shows it,
+// when the tracker has seen the call: a question about the call says it
+// the same way.
+func (t *Tracker) ToolCallTitle(id string) (string, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c := t.calls[id]
+	if c == nil {
+		return "", false
+	}
+	return c.title, true
+}
+
+// Title is the title a call of tool with args has on its card, when the
+// tool is one of OpenHands' (ohtools parses it): its action's title as a
+// heading ("Run `make test`", "View /w/a.go"). Otherwise it is fallback.
+func Title(tool string, args json.RawMessage, fallback string) string {
+	if p, err := ohtools.Parse(tool, args); err == nil {
+		return Heading(p.Action.Title)
+	}
+	return fallback
 }
 
 // ToolCallID is the conversation's id for a call the session is about to
@@ -285,13 +330,23 @@ func (t *Tracker) action(e *event) {
 		args = e.Action
 	}
 	c := &call{id: e.ToolCallID, tool: e.ToolName, args: args, key: callKey(e.ToolName, args)}
-	u := &ToolCall{SessionUpdate: "tool_call", ToolCallID: c.id, Title: e.ToolName, Kind: "other", Status: "pending",
+	u := &ToolCall{SessionUpdate: "tool_call", ToolCallID: c.id, Kind: "other", Status: "pending",
 		RawInput: nonEmpty(args), Meta: &Meta{OhBridge: MetaFields{Tool: e.ToolName}}}
+	fallback := e.ToolName
 	if e.Summary != "" {
-		u.Title = e.Summary
+		fallback = e.Summary
 	}
 	if p, err := ohtools.Parse(e.ToolName, args); err == nil {
-		u.Title, u.Kind = capitalize(p.Action.Title), p.Action.Kind
+		u.Kind = p.Action.Kind
+	}
+	c.title = Title(e.ToolName, args, fallback)
+	u.Title = c.title
+	if e.ToolName == "terminal" && t.opts.TerminalOutput {
+		// Both agents of the convention open the terminal with the
+		// tool_call itself; a client opens it only then.
+		c.display, c.shownAll = true, true
+		u.Content = []ToolCallContent{terminalContent(c.id)}
+		u.Meta.TerminalInfo = &TerminalInfoMeta{TerminalID: c.id}
 	}
 	if e.ToolName == "file_editor" {
 		var f struct {
@@ -329,7 +384,9 @@ func nonEmpty(raw json.RawMessage) json.RawMessage {
 	return raw
 }
 
-func capitalize(s string) string {
+// Heading makes an action's title a heading, as a card's title is ("run
+// `ls`" becomes "Run `ls`").
+func Heading(s string) string {
 	for i, r := range s {
 		return string(unicode.ToUpper(r)) + s[i+len(string(r)):]
 	}
@@ -358,6 +415,9 @@ func (t *Tracker) bindEarly(c *call) bool {
 			if e.out.Len() > 0 {
 				// What the command printed before its action arrived.
 				c.out = e.out
+				if c.display {
+					c.unsent = []byte(e.out.String())
+				}
 				t.flushNow(c)
 			}
 			if e.end != nil {
@@ -478,6 +538,9 @@ func (t *Tracker) terminal(ev session.TerminalEvent) {
 	}
 	if out != "" {
 		c.out.write(out, t.opts.MaxOutput)
+		if c.display {
+			c.unsent = bounded(append(c.unsent, out...), t.opts.MaxOutput)
+		}
 		if c.flush == nil {
 			c.flush = time.AfterFunc(t.opts.Throttle, func() { t.flushOutput(c) })
 		}
@@ -500,7 +563,7 @@ func (t *Tracker) flushOutput(c *call) {
 
 // flushNow sends the output a throttled update holds back, at once.
 func (t *Tracker) flushNow(c *call) {
-	if c.over || (c.flush == nil && c.sent == c.out.String()) {
+	if c.over || (c.flush == nil && !c.pending()) {
 		return
 	}
 	if c.flush != nil {
@@ -510,10 +573,50 @@ func (t *Tracker) flushNow(c *call) {
 	t.emitOutput(c)
 }
 
+// pending says the card has output it has not shown.
+func (c *call) pending() bool {
+	if c.display {
+		return len(c.unsent) > 0
+	}
+	return c.sent != c.out.String()
+}
+
 func (t *Tracker) emitOutput(c *call) {
+	if c.display {
+		data := string(c.unsent)
+		c.unsent = c.unsent[:0]
+		t.appendOutput(c, data)
+		return
+	}
 	text := c.out.String()
 	c.sent = text
 	t.emit(&ToolCall{SessionUpdate: "tool_call_update", ToolCallID: c.id, Content: textContent(text)})
+}
+
+// appendOutput appends data to the call's display terminal.
+func (t *Tracker) appendOutput(c *call, data string) {
+	if data == "" {
+		return
+	}
+	if c.shownAll && len(c.shown)+len(data) <= showLimit {
+		c.shown = append(c.shown, data...)
+	} else {
+		c.shown, c.shownAll = nil, false
+	}
+	t.emit(&ToolCall{SessionUpdate: "tool_call_update", ToolCallID: c.id,
+		Meta: &Meta{TerminalOutput: &TerminalOutputMeta{TerminalID: c.id, Data: data}}})
+}
+
+// bounded keeps the end of a display terminal's unsent output when a
+// command prints faster than the client is sent it: its last lines, after
+// a line saying how much was left out.
+func bounded(b []byte, limit int) []byte {
+	if len(b) <= limit {
+		return b
+	}
+	cut := cutAt(b, len(b)-limit/2)
+	out := []byte("\n[… " + strconv.Itoa(cut) + " bytes not shown: the view fell behind]\n")
+	return append(out, b[cut:]...)
 }
 
 var exitCodeRE = regexp.MustCompile(`\[The command completed with exit code (-?\d+)\.\]`)
@@ -526,12 +629,18 @@ func (t *Tracker) observation(e *event) {
 		return
 	}
 	t.unwait(c)
+	if c.display {
+		t.flushNow(c)
+	}
 	t.finish(c)
 	obsText := observationText(e.Observation.Content)
 	u := &ToolCall{SessionUpdate: "tool_call_update", ToolCallID: c.id, Status: "completed"}
 	if e.Observation.IsError {
 		u.Status = "failed"
 		u.Content = textContent(obsText)
+		if c.display {
+			endDisplay(c, u, nil)
+		}
 		t.emit(u)
 		return
 	}
@@ -553,10 +662,22 @@ func (t *Tracker) observation(e *event) {
 		} else if m := exitCodeRE.FindStringSubmatch(obsText); m != nil {
 			code, _ = strconv.Atoi(m[1])
 		}
+		var exit *int
 		if code >= 0 {
-			u.RawOutput = map[string]any{"exitCode": code}
-		} else {
-			u.RawOutput = map[string]any{"exitCode": nil}
+			exit = &code
+		}
+		u.RawOutput = map[string]any{"exitCode": exit}
+		if c.display {
+			switch {
+			case c.terminal == "":
+				// It did not run here (a replayed conversation): the
+				// terminal shows what the agent saw.
+				t.appendOutput(c, obsText)
+			case c.end != nil && c.end.Observation != nil && c.end.Observation.Command != nil:
+				t.appendOutput(c, rest(c, c.end.Observation.Command.Output))
+			}
+			u.Content = nil
+			endDisplay(c, u, exit)
 		}
 	case "file_editor":
 		u.Content = t.editContent(c, obsText)
@@ -644,8 +765,42 @@ func (t *Tracker) fail(id, why string) {
 		return
 	}
 	t.unwait(c)
+	if c.display {
+		t.flushNow(c)
+	}
 	t.finish(c)
-	t.emit(&ToolCall{SessionUpdate: "tool_call_update", ToolCallID: id, Status: "failed", Content: textContent(why)})
+	u := &ToolCall{SessionUpdate: "tool_call_update", ToolCallID: id, Status: "failed", Content: textContent(why)}
+	if c.display {
+		endDisplay(c, u, nil)
+	}
+	t.emit(u)
+}
+
+// endDisplay makes u, a command's last update, end its display terminal:
+// the card keeps the terminal (followed by u's text, why it failed) and
+// the terminal exits with the command's code (nil when unknown). As
+// claude-agent-acp does, the output it still lacked went in an update of
+// its own before.
+func endDisplay(c *call, u *ToolCall, code *int) {
+	u.Content = append([]ToolCallContent{terminalContent(c.id)}, u.Content...)
+	u.Meta = &Meta{TerminalExit: &TerminalExitMeta{TerminalID: c.id, ExitCode: code}}
+}
+
+// rest is what a display terminal still lacks of the output the agent
+// received: the record's output past what the terminal was sent, when the
+// one continues the other (the terminal's text can trail the call's end,
+// and the completion closes the card). When they differ otherwise (the
+// record is cut, or drawn as a terminal pane shows it) the terminal keeps
+// what it has.
+func rest(c *call, record string) string {
+	if !c.shownAll {
+		return ""
+	}
+	shown := string(c.shown)
+	if strings.HasPrefix(record, shown) {
+		return record[len(shown):]
+	}
+	return ""
 }
 
 // finish closes a call's card before its final update: its live output

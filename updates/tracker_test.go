@@ -289,3 +289,171 @@ func liveTracker(t *testing.T, throttle time.Duration) (*session.Agent, *updates
 	t.Cleanup(sess.Observe(tr.Observer()))
 	return agent, tr, r
 }
+
+// displayed folds a call's display terminal from its updates: the id its
+// tool_call opened, the output appended, and the exit.
+type displayed struct {
+	opened  string
+	output  string
+	exit    map[string]any
+	content []any // the last update's
+	status  string
+	texts   int // updates that set text content
+}
+
+func (r *recorder) display(id string) displayed {
+	var d displayed
+	for _, u := range r.all() {
+		if u["toolCallId"] != id {
+			continue
+		}
+		meta, _ := u["_meta"].(map[string]any)
+		if info, ok := meta["terminal_info"].(map[string]any); ok && u["sessionUpdate"] == "tool_call" {
+			d.opened = info["terminal_id"].(string)
+		}
+		if out, ok := meta["terminal_output"].(map[string]any); ok {
+			if out["terminal_id"] != id {
+				d.output += "[wrong terminal]"
+			}
+			d.output += out["data"].(string)
+		}
+		if exit, ok := meta["terminal_exit"].(map[string]any); ok {
+			d.exit = exit
+		}
+		if c, ok := u["content"].([]any); ok {
+			d.content = c
+			for _, x := range c {
+				if x.(map[string]any)["type"] == "content" {
+					d.texts++
+				}
+			}
+		}
+		if st, ok := u["status"].(string); ok {
+			d.status = st
+		}
+	}
+	return d
+}
+
+func embedsTerminal(content []any, id string) bool {
+	if len(content) == 0 {
+		return false
+	}
+	first := content[0].(map[string]any)
+	return first["type"] == "terminal" && first["terminalId"] == id
+}
+
+// TestDisplayTerminalLive: for a client with display terminals, a command
+// the session runs opens one named by its call, appends its output as it
+// comes, and exits it with the command's code; the card's content stays
+// the terminal.
+func TestDisplayTerminalLive(t *testing.T) {
+	sess, err := session.New(session.Options{Roots: []string{t.TempDir()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close(context.Background())
+	agent, err := sess.NewAgent(session.AgentOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &recorder{}
+	tr := updates.New(updates.Options{Emit: r.emit, Throttle: 10 * time.Millisecond, TerminalOutput: true})
+	defer sess.Observe(tr.Observer())()
+
+	args := map[string]any{"command": "for i in 1 2 3; do echo line-$i; sleep 0.1; done; false"}
+	raw, _ := json.Marshal(args)
+	tr.Event(event(t, action("c1", "terminal", args, "")))
+	obs, err := agent.Call(context.Background(), "terminal", raw, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.Event(event(t, observation("c1", "terminal", obs.Text(), obs.IsError)))
+
+	d := r.display("c1")
+	if d.opened != "c1" {
+		t.Errorf("the tool_call opened terminal %q, want the call's id", d.opened)
+	}
+	if strings.TrimSuffix(d.output, "\n") != "line-1\nline-2\nline-3" {
+		t.Errorf("the terminal was sent %q, want the three lines", d.output)
+	}
+	if d.exit["terminal_id"] != "c1" || d.exit["exit_code"] != 1.0 || d.exit["signal"] != nil {
+		t.Errorf("terminal_exit = %v, want c1 with exit_code 1 and signal null", d.exit)
+	}
+	if d.status != "completed" || !embedsTerminal(d.content, "c1") || len(d.content) != 1 || d.texts != 0 {
+		t.Errorf("the card ended %s with content %v (%d text updates), want completed with the terminal alone", d.status, d.content, d.texts)
+	}
+	// The output went out while the command ran, not all at its end.
+	appends := 0
+	for _, u := range r.all() {
+		if m, ok := u["_meta"].(map[string]any); ok && m["terminal_output"] != nil {
+			appends++
+		}
+	}
+	if appends < 2 {
+		t.Errorf("%d terminal_output updates, want the lines as they came", appends)
+	}
+}
+
+// TestDisplayTerminalReplay: a command that did not run here (a replayed
+// conversation) shows what the agent saw in its terminal, with the code
+// its text gives; one that failed keeps its terminal and says why.
+func TestDisplayTerminalReplay(t *testing.T) {
+	r := &recorder{}
+	tr := updates.New(updates.Options{Emit: r.emit, TerminalOutput: true})
+	for _, e := range []map[string]any{
+		action("c1", "terminal", map[string]any{"command": "make test"}, ""),
+		observation("c1", "terminal", "FAIL\n[The command completed with exit code 2.]", false),
+		action("c2", "terminal", map[string]any{"command": "rm -rf /"}, ""),
+		{"id": "rej", "kind": "UserRejectObservation", "source": "environment", "tool_name": "terminal", "tool_call_id": "c2",
+			"action_id": "ev-c2", "rejection_reason": "User rejected the action."},
+		action("c3", "file_editor", map[string]any{"command": "view", "path": "/w/a.go"}, ""),
+		observation("c3", "file_editor", "1\tpackage a", false),
+	} {
+		tr.Event(event(t, e))
+	}
+	d := r.display("c1")
+	if d.opened != "c1" || !strings.HasPrefix(d.output, "FAIL") || d.exit["exit_code"] != 2.0 || d.status != "completed" || !embedsTerminal(d.content, "c1") {
+		t.Errorf("replayed command: %+v", d)
+	}
+	if r.call("c1")["rawOutput"].(map[string]any)["exitCode"] != 2.0 {
+		t.Errorf("rawOutput = %v, want exitCode 2", r.call("c1")["rawOutput"])
+	}
+	d = r.display("c2")
+	if d.status != "failed" || !embedsTerminal(d.content, "c2") || d.texts != 1 || d.exit == nil || d.exit["exit_code"] != nil {
+		t.Errorf("rejected command: %+v, want failed, its terminal then the reason, exit_code null", d)
+	}
+	if !strings.Contains(contentText(r.call("c2")), "Rejected") {
+		t.Errorf("rejected command's text = %q", contentText(r.call("c2")))
+	}
+	if d := r.display("c3"); d.opened != "" || d.exit != nil || !strings.Contains(contentText(r.call("c3")), "package a") {
+		t.Errorf("a file view has no terminal: %+v", d)
+	}
+}
+
+// TestTitles: a card's title, and a question's, is the action's title as
+// a heading for OpenHands' tools, else the summary or the tool's name.
+func TestTitles(t *testing.T) {
+	r := &recorder{}
+	tr := updates.New(updates.Options{Emit: r.emit})
+	other := action("c2", "fetch_url", map[string]any{"url": "https://x"}, "")
+	other["summary"] = "fetch the docs"
+	for _, e := range []map[string]any{action("c1", "terminal", map[string]any{"command": "false"}, ""), other} {
+		tr.Event(event(t, e))
+	}
+	for id, want := range map[string]string{"c1": "Run `false`", "c2": "fetch the docs"} {
+		got, ok := tr.ToolCallTitle(id)
+		if !ok || got != want || r.call(id)["title"] != want {
+			t.Errorf("%s: ToolCallTitle = %q, %v; card title %v; want %q", id, got, ok, r.call(id)["title"], want)
+		}
+	}
+	if _, ok := tr.ToolCallTitle("c9"); ok {
+		t.Error("ToolCallTitle knows a call never reported")
+	}
+	if got := updates.Title("terminal", json.RawMessage(`{"command":"false"}`), "x"); got != "Run `false`" {
+		t.Errorf("Title = %q", got)
+	}
+	if got := updates.Title("fetch_url", nil, "fetch_url"); got != "fetch_url" {
+		t.Errorf("Title of another tool = %q, want its fallback", got)
+	}
+}

@@ -45,8 +45,9 @@ type ToolCall struct {
 	Meta      *Meta             `json:"_meta,omitempty"`
 }
 
-// ToolCallContent is {"type":"content"} with a text block, or a
-// {"type":"diff"}.
+// ToolCallContent is {"type":"content"} with a text block, a
+// {"type":"diff"}, or a {"type":"terminal"} naming the display terminal a
+// client that advertises _meta.terminal_output shows a command's output in.
 type ToolCallContent struct {
 	Type    string        `json:"type"`
 	Content *ContentBlock `json:"content,omitempty"`
@@ -54,11 +55,19 @@ type ToolCallContent struct {
 	// OldText is null for a file created.
 	OldText *string `json:"oldText,omitempty"`
 	NewText *string `json:"newText,omitempty"`
+	// TerminalID is a terminal's id (the tool call's own).
+	TerminalID string `json:"terminalId,omitempty"`
 }
 
 // MarshalJSON writes a diff's oldText as null when the file is new, as
 // ACP asks, and leaves it out of text content.
 func (c ToolCallContent) MarshalJSON() ([]byte, error) {
+	if c.Type == "terminal" {
+		return json.Marshal(struct {
+			Type       string `json:"type"`
+			TerminalID string `json:"terminalId"`
+		}{c.Type, c.TerminalID})
+	}
 	if c.Type != "diff" {
 		return json.Marshal(struct {
 			Type    string        `json:"type"`
@@ -98,10 +107,44 @@ type PlanEntry struct {
 	Status   string `json:"status"`   // pending, in_progress or completed
 }
 
-// Meta is the bridge's own part of an update, under _meta.ohBridge. ACP
-// clients ignore it; the VS Code view reads it.
+// Meta is an update's _meta: the bridge's own part under ohBridge, which
+// ACP clients ignore and the VS Code view reads, and for a command, when
+// the client advertises clientCapabilities._meta.terminal_output, the
+// convention claude-agent-acp and codex-acp speak (their
+// src/acp-agent.ts, src/tools.ts and src/thread.rs): the tool_call names
+// a display terminal (terminal_info), tool_call_updates append output to
+// it (terminal_output), and the last one says the command ended
+// (terminal_exit).
 type Meta struct {
-	OhBridge MetaFields `json:"ohBridge"`
+	OhBridge       MetaFields          `json:"ohBridge"`
+	TerminalInfo   *TerminalInfoMeta   `json:"terminal_info,omitempty"`
+	TerminalOutput *TerminalOutputMeta `json:"terminal_output,omitempty"`
+	TerminalExit   *TerminalExitMeta   `json:"terminal_exit,omitempty"`
+}
+
+// TerminalInfoMeta opens a display terminal in the client; its id is the
+// tool call's, as both agents do, so each command has a terminal of its
+// own even though the agent's commands share one shell.
+type TerminalInfoMeta struct {
+	TerminalID string `json:"terminal_id"`
+}
+
+// TerminalOutputMeta is output to append to a display terminal: the
+// command's text since the last one, escape sequences stripped, a lone
+// "\r" kept for the terminal to redraw its line.
+type TerminalOutputMeta struct {
+	TerminalID string `json:"terminal_id"`
+	Data       string `json:"data"`
+}
+
+// TerminalExitMeta ends a display terminal. ExitCode is null when the
+// command's code is not known (it still runs after the agent's wait ended,
+// or it never ran); Signal is always null: a shell-integrated terminal
+// reports codes, not signals.
+type TerminalExitMeta struct {
+	TerminalID string  `json:"terminal_id"`
+	ExitCode   *int    `json:"exit_code"`
+	Signal     *string `json:"signal"`
 }
 
 // MetaFields are the bridge's extras.
@@ -125,4 +168,8 @@ func text(s string) ContentBlock { return ContentBlock{Type: "text", Text: s} }
 func textContent(s string) []ToolCallContent {
 	b := text(s)
 	return []ToolCallContent{{Type: "content", Content: &b}}
+}
+
+func terminalContent(id string) ToolCallContent {
+	return ToolCallContent{Type: "terminal", TerminalID: id}
 }

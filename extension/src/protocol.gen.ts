@@ -350,11 +350,20 @@ export interface McpStatusResult {
 }
 
 /**
- * Meta is the bridge's own part of an update, under _meta.ohBridge. ACP
- * clients ignore it; the VS Code view reads it.
+ * Meta is an update's _meta: the bridge's own part under ohBridge, which
+ * ACP clients ignore and the VS Code view reads, and for a command, when
+ * the client advertises clientCapabilities._meta.terminal_output, the
+ * convention claude-agent-acp and codex-acp speak (their
+ * src/acp-agent.ts, src/tools.ts and src/thread.rs): the tool_call names
+ * a display terminal (terminal_info), tool_call_updates append output to
+ * it (terminal_output), and the last one says the command ended
+ * (terminal_exit).
  */
 export interface Meta {
   ohBridge: MetaFields;
+  terminal_info?: TerminalInfoMeta;
+  terminal_output?: TerminalOutputMeta;
+  terminal_exit?: TerminalExitMeta;
 }
 
 /** MetaFields are the bridge's extras. */
@@ -514,6 +523,18 @@ export interface Status {
   error?: string;
 }
 
+/**
+ * TerminalExitMeta ends a display terminal. ExitCode is null when the
+ * command's code is not known (it still runs after the agent's wait ended,
+ * or it never ran); Signal is always null: a shell-integrated terminal
+ * reports codes, not signals.
+ */
+export interface TerminalExitMeta {
+  terminal_id: string;
+  exit_code: number | null;
+  signal: string | null;
+}
+
 export interface TerminalIDParams {
   terminalId?: string;
 }
@@ -534,6 +555,15 @@ export interface TerminalInfo {
   rows: number;
 }
 
+/**
+ * TerminalInfoMeta opens a display terminal in the client; its id is the
+ * tool call's, as both agents do, so each command has a terminal of its
+ * own even though the agent's commands share one shell.
+ */
+export interface TerminalInfoMeta {
+  terminal_id: string;
+}
+
 export interface TerminalOpenParams {
   cwd?: string;
   shell?: string;
@@ -550,6 +580,16 @@ export interface TerminalOpenResult {
   pid: number;
   mode: string;
   cwd: string;
+}
+
+/**
+ * TerminalOutputMeta is output to append to a display terminal: the
+ * command's text since the last one, escape sequences stripped, a lone
+ * "\r" kept for the terminal to redraw its line.
+ */
+export interface TerminalOutputMeta {
+  terminal_id: string;
+  data: string;
 }
 
 export interface TerminalOutputParams {
@@ -644,8 +684,9 @@ export interface ToolCall {
 }
 
 /**
- * ToolCallContent is {"type":"content"} with a text block, or a
- * {"type":"diff"}.
+ * ToolCallContent is {"type":"content"} with a text block, a
+ * {"type":"diff"}, or a {"type":"terminal"} naming the display terminal a
+ * client that advertises _meta.terminal_output shows a command's output in.
  */
 export type ToolCallContent =
   | { type: 'content'; content: ContentBlock | null }

@@ -2,9 +2,11 @@
 // ClientSideConnection (an independent client, as an editor would), through
 // full prompt turns against the agent-server stand-in: with the client's
 // fs on and off, a rejected permission, a cancel in the middle of a command,
-// session/load replaying the history, and the answer with no server.
-// Every message the bridge writes is checked against the ACP v1 schema of
-// the current SDK (schema/v1/schema.json).
+// a client that shows commands in display terminals of its own
+// (_meta.terminal_output), session/load replaying the history,
+// session/list, session/resume and session/close, and the answer with no
+// server. Every message the bridge writes is checked against the ACP v1
+// schema of the current SDK (schema/v1/schema.json).
 //
 // Usage: node acp.cjs BRIDGE SERVER_URL WORKSPACE
 'use strict';
@@ -36,6 +38,9 @@ const resultOf = {
   initialize: shape('InitializeResponse'),
   'session/new': shape('NewSessionResponse'),
   'session/load': shape('LoadSessionResponse'),
+  'session/resume': shape('ResumeSessionResponse'),
+  'session/list': shape('ListSessionsResponse'),
+  'session/close': shape('CloseSessionResponse'),
   'session/prompt': shape('PromptResponse'),
 };
 const schemaErrors = [];
@@ -138,11 +143,37 @@ function processRunning(marker) {
   return false;
 }
 
-const init = (conn, fsOn) => conn.initialize({
+// init starts the connection; terminalOutput sets the capability the ACP
+// registry's validator sends (clientCapabilities._meta.terminal_output).
+const init = (conn, fsOn, terminalOutput) => conn.initialize({
   protocolVersion: 1,
-  clientCapabilities: { fs: { readTextFile: fsOn, writeTextFile: fsOn }, terminal: false },
+  clientCapabilities: {
+    fs: { readTextFile: fsOn, writeTextFile: fsOn }, terminal: false,
+    ...(terminalOutput ? { _meta: { terminal_output: true, 'terminal-auth': true } } : {}),
+  },
   clientInfo: { name: 'acp-test', version: '1.0.0' },
 });
+
+// embedsTerminal says a tool call's content is the one terminal named id.
+const embedsTerminal = (content, id) => Array.isArray(content) && content.length === 1 && content[0].type === 'terminal' && content[0].terminalId === id;
+
+// A call's updates, in order, by tool call id.
+const updatesOf = (r, id) => r.updates.filter((u) => u.toolCallId === id);
+
+// Each permission's title is its tool call's, as the client shows it.
+function sameTitles(r) {
+  const titles = new Map(calls(r).map((c) => [c.toolCallId, c.title]));
+  return r.permissions.every((p) => titles.get(p.toolCall.toolCallId) === p.toolCall.title);
+}
+
+async function rejects(promise) {
+  try {
+    await promise;
+  } catch (err) {
+    return err;
+  }
+  return undefined;
+}
 
 async function main() {
   const acp = await import('@agentclientprotocol/sdk');
@@ -157,6 +188,9 @@ async function main() {
   const initRes = await init(A.conn, true);
   check('initialize: protocol 1, loadSession, embedded context', initRes.protocolVersion === 1 && initRes.agentCapabilities.loadSession === true &&
     initRes.agentCapabilities.promptCapabilities.embeddedContext === true, initRes);
+  const sc0 = initRes.agentCapabilities.sessionCapabilities || {};
+  check('initialize: session/list, session/resume and session/close are advertised as the schema says ({})',
+    ['list', 'resume', 'close'].every((k) => JSON.stringify(sc0[k]) === '{}'), initRes.agentCapabilities);
   const { sessionId } = await A.conn.newSession({ cwd: ws, mcpServers: [] });
   check('session/new gives the conversation id', /^[0-9a-f-]{32,36}$/.test(sessionId), sessionId);
   let res = await A.conn.prompt({ sessionId, prompt: [{ type: 'text', text: 'Fix the notes, then say done.' }] });
@@ -184,6 +218,10 @@ async function main() {
   const ids = new Set(cs.map((c) => c.toolCallId));
   check('fs on: each permission asked names a tool call the client already shows', a.permissions.length >= 3 && a.permissions.every((p) => ids.has(p.toolCall.toolCallId)), a.permissions.map((p) => p.toolCall));
   check('fs on: the commands and edits were put to the person, with their kinds', ['read', 'edit', 'execute'].every((k) => a.permissions.some((p) => p.toolCall.kind === k)), a.permissions.map((p) => p.toolCall.kind));
+  check('fs on: each permission\'s title is its tool call\'s ("Run `…`" on both)', sameTitles(a) &&
+    a.permissions.some((p) => p.toolCall.title === 'Run `echo out-$((6*7)) | tee ran.txt`'), a.permissions.map((p) => p.toolCall.title));
+  check('fs on: no terminal _meta for a client that did not ask for it', a.updates.every((u) => !u._meta ||
+    (u._meta.terminal_info === undefined && u._meta.terminal_output === undefined && u._meta.terminal_exit === undefined)));
 
   // Cancel in the middle of a command: the second turn runs a long one.
   a.updates.length = 0;
@@ -267,6 +305,66 @@ async function main() {
   check('cancelled question: no update followed the answer', f.updates.length === atAnswer, f.updates.slice(atAnswer));
   F.child.stdin.end();
 
+  // G: the client shows commands in display terminals of its own
+  // (_meta.terminal_output, as Zed does for claude-agent-acp and
+  // codex-acp): the command's tool_call opens one named by the call's id,
+  // its output is appended there as it comes, and its last update says it
+  // exited. Then session/close in the middle of the long command cancels
+  // the turn and stops the command.
+  fs.writeFileSync(notes, 'alpha disk\n');
+  fs.rmSync(ran, { force: true });
+  const g = recorder({ permit: allowAll });
+  const G = await start(acp, g, env);
+  await init(G.conn, false, true);
+  const gSession = (await G.conn.newSession({ cwd: ws, mcpServers: [] })).sessionId;
+  res = await G.conn.prompt({ sessionId: gSession, prompt: [{ type: 'text', text: 'Fix the notes.' }] });
+  check('terminal_output: the turn ends with end_turn', res.stopReason === 'end_turn', res);
+  const gcmd = calls(g).find((x) => x.kind === 'execute');
+  const gid = gcmd && gcmd.toolCallId;
+  const gups = gid ? updatesOf(g, gid) : [];
+  const opened = gups[0] || {};
+  check('terminal_output: the command\'s tool_call opens a terminal named by the call\'s id, and embeds it',
+    opened.sessionUpdate === 'tool_call' && opened._meta && opened._meta.terminal_info && opened._meta.terminal_info.terminal_id === gid &&
+    embedsTerminal(opened.content, gid), opened);
+  const appended = gups.filter((u) => u._meta && u._meta.terminal_output);
+  check('terminal_output: the output is appended in tool_call_updates\' _meta.terminal_output {terminal_id, data}',
+    appended.length > 0 && appended.every((u) => u.sessionUpdate === 'tool_call_update' && u._meta.terminal_output.terminal_id === gid &&
+      u.status === undefined && u.content === undefined) && appended.map((u) => u._meta.terminal_output.data).join('').includes('out-42'),
+    appended.map((u) => u._meta));
+  check('terminal_output: no text content replaces the terminal', gups.every((u) => (u.content || []).every((x) => x.type === 'terminal')), gups);
+  const exited = gups[gups.length - 1] || {};
+  check('terminal_output: the last update completes the call and exits the terminal {terminal_id, exit_code: 0, signal: null}',
+    exited.status === 'completed' && exited._meta && exited._meta.terminal_exit && exited._meta.terminal_exit.terminal_id === gid &&
+    exited._meta.terminal_exit.exit_code === 0 && exited._meta.terminal_exit.signal === null &&
+    embedsTerminal(exited.content, gid) && exited.rawOutput && exited.rawOutput.exitCode === 0, exited);
+  check('terminal_output: the output comes before the exit', gups.findIndex((u) => u._meta && u._meta.terminal_exit) > gups.findIndex((u) => u._meta && u._meta.terminal_output));
+  check('terminal_output: other calls keep their content (the read shows the file)', contentText(calls(g).find((x) => x.kind === 'read') || {}).includes('alpha disk'));
+  check('terminal_output: each permission\'s title is its tool call\'s', g.permissions.length >= 3 && sameTitles(g), g.permissions.map((p) => p.toolCall.title));
+
+  g.updates.length = 0;
+  const gturn2 = G.conn.prompt({ sessionId: gSession, prompt: [{ type: 'text', text: 'Now the long one.' }] });
+  let glive;
+  for (let i = 0; i < 200 && glive === undefined; i++) {
+    await sleep(50);
+    glive = g.updates.find((u) => u._meta && u._meta.terminal_output && u._meta.terminal_output.data.includes('started'));
+  }
+  check('terminal_output: the long command\'s output reaches its terminal while it runs', glive !== undefined && processRunning('sleep 31.5'), g.updates);
+  const closed = await G.conn.closeSession({ sessionId: gSession });
+  check('session/close: answers {}', closed !== undefined && Object.keys(closed).length === 0, closed);
+  res = await gturn2;
+  check('session/close: the running turn ends with cancelled', res.stopReason === 'cancelled', res);
+  gone = false;
+  for (let i = 0; i < 100 && !gone; i++) {
+    gone = !processRunning('sleep 31.5');
+    if (!gone) await sleep(50);
+  }
+  check('session/close: the command was stopped', gone);
+  let closedErr = await rejects(G.conn.prompt({ sessionId: gSession, prompt: [{ type: 'text', text: 'still there?' }] }));
+  check('session/close: the session is gone from the connection, in plain words', closedErr !== undefined && /not open on this connection/.test(closedErr.message), closedErr && closedErr.message);
+  closedErr = await rejects(G.conn.closeSession({ sessionId: gSession }));
+  check('session/close: closing it again says there is nothing to close', closedErr !== undefined && /nothing to close/.test(closedErr.message), closedErr && closedErr.message);
+  G.child.stdin.end();
+
   // D: a new connection loads A's session: the history replays first.
   const d = recorder({ permit: allowAll });
   const D = await start(acp, d, env);
@@ -284,6 +382,45 @@ async function main() {
   check('load: the plan comes back', d.updates.some((u) => u.sessionUpdate === 'plan'));
   D.child.stdin.end();
 
+  // L: session/list lists the conversations of a directory, the latest
+  // active first, each one as a session to load or resume.
+  const l = recorder({ permit: allowAll });
+  const L = await start(acp, l, env);
+  await init(L.conn, false);
+  const listed = await L.conn.listSessions({ cwd: ws });
+  const byId = new Map(listed.sessions.map((x) => [x.sessionId, x]));
+  check('session/list: this workspace\'s sessions are listed', [sessionId, sb.sessionId, sc.sessionId, fSession, gSession].every((id) => byId.has(id)), listed);
+  check('session/list: each names its cwd', listed.sessions.every((x) => x.cwd === ws), listed.sessions.map((x) => x.cwd));
+  check('session/list: a session is titled by its first message', byId.has(sessionId) && byId.get(sessionId).title === 'Fix the notes, then say done.', byId.get(sessionId));
+  const times = listed.sessions.map((x) => Date.parse(x.updatedAt));
+  check('session/list: updatedAt is ISO 8601, the latest first', times.every((x) => !Number.isNaN(x)) && times.every((x, i) => i === 0 || times[i - 1] >= x), listed.sessions.map((x) => x.updatedAt));
+  check('session/list: all fit in one page (no nextCursor)', listed.nextCursor === undefined || listed.nextCursor === null, listed.nextCursor);
+  const elsewhere = path.join(ws, 'elsewhere');
+  fs.mkdirSync(elsewhere, { recursive: true });
+  const none = await L.conn.listSessions({ cwd: elsewhere });
+  check('session/list: another directory has none of them', none.sessions.length === 0, none);
+  const all = await L.conn.listSessions({});
+  check('session/list: without a cwd, every directory\'s', all.sessions.some((x) => x.sessionId === sessionId), all);
+  const relErr = await rejects(L.conn.listSessions({ cwd: 'relative' }));
+  check('session/list: a relative cwd is refused, naming the fix', relErr !== undefined && relErr.code === -32602 && /absolute/.test(JSON.stringify(relErr)), relErr);
+  L.child.stdin.end();
+
+  // R: a new connection resumes A's session: no history, and it goes on.
+  const r = recorder({ permit: allowAll });
+  const R = await start(acp, r, env);
+  await init(R.conn, false);
+  const resumed = await R.conn.resumeSession({ sessionId, cwd: ws, mcpServers: [] });
+  check('session/resume: answers, and no update of the history came', resumed !== undefined && r.updates.length === 0, r.updates);
+  let resumeErr = await rejects(R.conn.resumeSession({ sessionId, cwd: ws, mcpServers: [] }));
+  check('session/resume: resuming it twice on one connection says it is open', resumeErr !== undefined && /already open/.test(resumeErr.message), resumeErr && resumeErr.message);
+  res = await R.conn.prompt({ sessionId, prompt: [{ type: 'text', text: 'Go on.' }] });
+  check('session/resume: the next prompt goes on with the conversation', res.stopReason === 'end_turn' && texts(r, 'agent_message_chunk').includes('After the long one.'), texts(r, 'agent_message_chunk'));
+  check('session/resume: nothing of the history was shown', !texts(r, 'agent_message_chunk').includes('Done.') && r.updates.every((u) => u.sessionUpdate !== 'user_message_chunk'), r.updates.map((u) => u.sessionUpdate));
+  await R.conn.closeSession({ sessionId });
+  resumeErr = await rejects(R.conn.resumeSession({ sessionId: '00000000-0000-4000-8000-000000000000', cwd: ws, mcpServers: [] }));
+  check('session/resume: an unknown session is refused in plain words', resumeErr !== undefined && /was not found on the agent-server/.test(resumeErr.message), resumeErr && resumeErr.message);
+  R.child.stdin.end();
+
   // E: no server configured: the first prompt says how to configure one.
   const e = recorder({ permit: allowAll });
   const E = await start(acp, e, {});
@@ -296,6 +433,8 @@ async function main() {
   let loadErr;
   try { await E.conn.loadSession({ sessionId: 'x', cwd: ws, mcpServers: [] }); } catch (err) { loadErr = err; }
   check('no server: session/load fails in plain words', loadErr !== undefined && /no OpenHands agent-server is configured/.test(loadErr.message), loadErr && loadErr.message);
+  const noneListed = await E.conn.listSessions({ cwd: ws });
+  check('no server: session/list lists nothing', noneListed.sessions.length === 0, noneListed);
   let bad;
   try { await E.conn.newSession({ cwd: 'relative/dir', mcpServers: [] }); } catch (err) { bad = err; }
   check('a relative cwd is refused, naming the fix', bad !== undefined && bad.code === -32602 && /absolute/.test(JSON.stringify(bad)), bad);
