@@ -117,7 +117,9 @@ func (r *rotatingFile) Write(p []byte) (int, error) {
 
 // rotate moves a full log to PATH.1 and starts a new one. If another
 // process rotated first, PATH is already a new file: this one reopens it.
-// On failure it keeps writing where it was; a log is not worth an error.
+// Two rotating in the same instant can lose the older PATH.1; a lock file
+// would prevent it, for a log not worth the machinery. On failure it
+// keeps writing where it was; a log is not worth an error either.
 func (r *rotatingFile) rotate() {
 	mine, err1 := r.f.Stat()
 	named, err2 := os.Stat(r.path)
