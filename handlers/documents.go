@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"errors"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -17,16 +18,30 @@ import (
 // client declared workspace.applyEdit; positions are UTF-16, the encoding
 // initialize advertises.
 
-// openDocuments remembers, per resolved path, the URI and version the
-// client uses for an open document: workspace/applyEdit must name them.
+// openDocuments remembers, per resolved path, what the client told of an
+// open document: the URI and version workspace/applyEdit must name, and the
+// text as the editor last reported it, the base its incremental changes
+// apply to. That base is kept here, not read back from the overlay: the
+// overlay may already hold an agent's edit that the editor then reports as
+// a change of its own (applied to the edited text, the edit would land
+// twice), and reads may go to an editor host instead.
 type openDocuments struct {
 	mu     sync.Mutex
 	byPath map[string]docRef
+	texts  map[string]*editorText // made on first use
 }
 
 type docRef struct {
 	uri     string
 	version int
+}
+
+type editorText struct {
+	text string
+	// mark is a position of text known from the last change, where the
+	// next change's search starts: a keystroke costs a scan of the line
+	// typed on, not of the text before it.
+	mark mark
 }
 
 func (d *openDocuments) get(path string) (docRef, bool) {
@@ -36,19 +51,64 @@ func (d *openDocuments) get(path string) (docRef, bool) {
 	return r, ok
 }
 
-func (d *openDocuments) set(path string, r docRef) {
+// open records a document the editor opened (again).
+func (d *openDocuments) open(path string, r docRef, text string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if old, ok := d.byPath[path]; ok && r.version < old.version {
-		return // stale, as the overlay treats it
+	d.byPath[path] = r
+	d.setText(path, &editorText{text: text})
+}
+
+func (d *openDocuments) setText(path string, t *editorText) {
+	if d.texts == nil {
+		d.texts = map[string]*editorText{}
+	}
+	d.texts[path] = t
+}
+
+// errNotOpen is change's answer to an incremental change of a document it
+// holds no text for.
+var errNotOpen = errors.New("an incremental change to a document that is not open; send didOpen first")
+
+// change applies the content changes of a didChange to the document and
+// returns its new text. ok is false when the change is older than the
+// version held (the overlay ignores those too).
+func (d *openDocuments) change(path string, r docRef, changes []contentChange) (text string, ok bool, err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if old, open := d.byPath[path]; open && r.version < old.version {
+		return "", false, nil
+	}
+	// A change without a range replaces the whole text: the changes
+	// before the last such one do not matter.
+	from := 0
+	for i, c := range changes {
+		if c.Range == nil {
+			from = i
+		}
+	}
+	var t editorText
+	if changes[from].Range == nil {
+		t.text = changes[from].Text
+		from++
+	} else if held, ok := d.texts[path]; ok {
+		t = *held
+	} else {
+		return "", false, errNotOpen
+	}
+	for _, c := range changes[from:] {
+		t.text, t.mark = applyChange(t.text, t.mark, c)
 	}
 	d.byPath[path] = r
+	d.setText(path, &t)
+	return t.text, true, nil
 }
 
 func (d *openDocuments) drop(path string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	delete(d.byPath, path)
+	delete(d.texts, path)
 }
 
 type textDocumentItem struct {
@@ -94,8 +154,7 @@ func (h *Handlers) didOpen(ctx context.Context, p *didOpenParams) (any, error) {
 	if err := s.OpenDocument(path, d.Text, d.Version); err != nil {
 		return nil, err
 	}
-	docs.drop(path)
-	docs.set(path, docRef{uri: d.URI, version: d.Version})
+	docs.open(path, docRef{uri: d.URI, version: d.Version}, d.Text)
 	return nil, nil
 }
 
@@ -128,53 +187,44 @@ func (h *Handlers) didChange(ctx context.Context, p *didChangeParams) (any, erro
 	if !ok || len(p.ContentChanges) == 0 {
 		return nil, nil
 	}
-	var text string
-	if last := len(p.ContentChanges) - 1; hasNoRange(p.ContentChanges[last:]) {
-		text = p.ContentChanges[last].Text
-	} else {
-		// Incremental sync: apply the changes in order to the text held.
-		if !s.IsDocumentOpen(path) {
-			h.log.Warn("ignored an incremental change to a document that is not open; send didOpen first", "uri", d.URI)
-			return nil, nil
-		}
-		f, err := s.ReadTextFile(ctx, path, 0, 0)
-		if err != nil {
-			return nil, err
-		}
-		text = applyChanges(f.Content, p.ContentChanges)
+	text, ok, err := docs.change(path, docRef{uri: d.URI, version: d.Version}, p.ContentChanges)
+	if errors.Is(err, errNotOpen) {
+		h.log.Warn("ignored "+err.Error(), "uri", d.URI)
+		return nil, nil
 	}
-	if err := s.ChangeDocument(path, text, d.Version); err != nil {
-		return nil, err
+	if !ok {
+		return nil, nil
 	}
-	docs.set(path, docRef{uri: d.URI, version: d.Version})
-	return nil, nil
+	return nil, s.ChangeDocument(path, text, d.Version)
 }
 
-func hasNoRange(changes []contentChange) bool {
-	for _, c := range changes {
-		if c.Range != nil {
-			return false
-		}
-	}
-	return true
+// mark is a position of a text with its byte offset, and the offset of
+// its line's start; the zero mark is the text's start.
+type mark struct {
+	pos       position
+	offset    int
+	lineStart int
 }
 
-// applyChanges applies LSP content changes in order: a change without a
-// range replaces the whole text, one with a range replaces that range.
-func applyChanges(text string, changes []contentChange) string {
-	for _, c := range changes {
-		if c.Range == nil {
-			text = c.Text
-			continue
-		}
-		start := offsetOf(text, c.Range.Start)
-		end := offsetOf(text, c.Range.End)
-		if end < start {
-			start, end = end, start
-		}
-		text = text[:start] + c.Text + text[end:]
+// applyChange applies one ranged change to text; m is a mark of text, and
+// the mark returned one of the new text (the change's start: nothing
+// before it moved). The one copy of the text is the new string itself.
+func applyChange(text string, m mark, c contentChange) (string, mark) {
+	start := seek(text, m, c.Range.Start)
+	end := start
+	if c.Range.End != c.Range.Start {
+		end = seek(text, start, c.Range.End)
 	}
-	return text
+	if end.offset < start.offset {
+		start, end = end, start
+	}
+	text = text[:start.offset] + c.Text + text[end.offset:]
+	if start.offset > 0 && text[start.offset-1] == '\r' {
+		// The mark starts a line after a lone "\r", which the new text may
+		// have joined to a "\n" after it: the line before is still sure.
+		start = prevLine(text, start)
+	}
+	return text, start
 }
 
 type didCloseParams struct {
@@ -343,19 +393,33 @@ func positionOf(text string, offset int) position {
 // asks, a character past the end of its line means the line's end, and a
 // line past the last means the end of the text.
 func offsetOf(text string, pos position) int {
-	i := 0
-	for line := 0; line < pos.Line; line++ {
-		j := strings.IndexAny(text[i:], "\r\n")
-		if j < 0 {
-			return len(text)
+	return seek(text, mark{}, pos).offset
+}
+
+// seek finds pos in text, starting from the mark m: forward from it when
+// pos is on its line or after, else back line by line or from the start,
+// whichever passes fewer lines. "\n", "\r\n" and "\r" end lines; a
+// character past the end of its line is the line's end, and a line past
+// the last is the end of the text (where the mark then says it is).
+func seek(text string, m mark, pos position) mark {
+	switch {
+	case pos.Line == m.pos.Line && pos.Character >= m.pos.Character:
+		// On the mark's line, at or after it.
+	case pos.Line >= m.pos.Line-pos.Line:
+		// After the mark's line, on it, or nearer to it than to the start.
+		for m.pos.Line > pos.Line {
+			m = prevLine(text, m)
 		}
-		i += j
-		if text[i] == '\r' && i+1 < len(text) && text[i+1] == '\n' {
-			i++
-		}
-		i++
+		m = mark{pos: position{Line: m.pos.Line}, offset: m.lineStart, lineStart: m.lineStart}
+	default:
+		m = mark{}
 	}
-	for units := 0; units < pos.Character && i < len(text); {
+	m = nextLines(text, m, pos.Line)
+	if m.pos.Line < pos.Line {
+		return m // past the last line: the end
+	}
+	i, units := m.offset, m.pos.Character
+	for units < pos.Character && i < len(text) {
 		c := text[i]
 		if c == '\n' || c == '\r' {
 			break
@@ -372,7 +436,64 @@ func offsetOf(text string, pos position) int {
 		units += utf16Len(r)
 		i += n
 	}
-	return i
+	m.pos.Character, m.offset = units, i
+	return m
+}
+
+// nextLines moves the mark m forward to the start of line `line`, or to
+// the end of the text if it has fewer lines. A mark already on that line
+// stays where it is.
+func nextLines(text string, m mark, line int) mark {
+	i, l := m.lineStart, m.pos.Line
+	if l >= line {
+		return m
+	}
+	// nl is the next "\n" at or after i (len(text) if none), found with one
+	// search for many lines: a text of lone "\r" line ends is no slower.
+	nl := -1
+	for l < line {
+		if nl < i {
+			nl = len(text)
+			if j := strings.IndexByte(text[i:], '\n'); j >= 0 {
+				nl = i + j
+			}
+		}
+		end := nl // the line's end
+		if r := strings.IndexByte(text[i:nl], '\r'); r >= 0 {
+			end = i + r
+		}
+		if end == len(text) {
+			// No more lines: the end of the last one.
+			return mark{pos: position{Line: l, Character: m.pos.Character + utf16Count(text[m.offset:])}, offset: len(text), lineStart: i}
+		}
+		if text[end] == '\r' && end+1 < len(text) && text[end+1] == '\n' {
+			end++ // "\r\n" is one line end
+		}
+		i = end + 1
+		l++
+		m.pos.Character, m.offset = 0, i
+	}
+	return mark{pos: position{Line: l}, offset: i, lineStart: i}
+}
+
+// prevLine moves the mark m (not on line 0) to the start of the line
+// before its own.
+func prevLine(text string, m mark) mark {
+	end := m.lineStart - 1 // the previous line's line end ...
+	if text[end] == '\n' && end > 0 && text[end-1] == '\r' {
+		end-- // ... which may be "\r\n"
+	}
+	start := strings.LastIndexAny(text[:end], "\r\n") + 1
+	return mark{pos: position{Line: m.pos.Line - 1}, offset: start, lineStart: start}
+}
+
+// utf16Count is the length of s in UTF-16 code units.
+func utf16Count(s string) int {
+	n := 0
+	for _, r := range s {
+		n += utf16Len(r)
+	}
+	return n
 }
 
 func utf16Len(r rune) int {
