@@ -202,7 +202,7 @@ export class Transcript {
 
   private toolCall(u: ToolCall, create: boolean): string[] {
     const known = this.tools.get(u.toolCallId);
-    let card = known === undefined ? undefined : this.byId.get(known);
+    let card = known === undefined ? this.askedAbout(u) : this.byId.get(known);
     const tool = u._meta?.ohBridge.tool;
     if (card === undefined || card.kind !== 'tool') {
       // An update for a call never announced makes its card too.
@@ -220,8 +220,10 @@ export class Transcript {
       this.push(card);
     } else if (card.askedOnly === true) {
       // The question came first: the card moves to where the call is in
-      // the conversation.
+      // the conversation, and answers to the conversation's id too.
       delete card.askedOnly;
+      this.tools.set(u.toolCallId, card.id);
+      card.toolCallId = u.toolCallId;
       this.cardList.splice(this.cardList.indexOf(card), 1);
       this.cardList.push(card);
     } else if (create) {
@@ -238,6 +240,19 @@ export class Transcript {
     if (u.locations !== undefined) card.locations = u.locations;
     if (tool !== undefined && tool !== '') card.tool = tool;
     return [card.id];
+  }
+
+  /**
+   * The card a question made for a call no update had named, when this
+   * update announces a call with the same arguments. The bridge names the
+   * call in its question by the conversation's id once the agent-server's
+   * event for it has come; a question that comes first (a conversation's
+   * first call, before its events) names it by the bridge's own id.
+   */
+  private askedAbout(u: ToolCall): ToolCard | undefined {
+    if (u.rawInput === undefined || u.rawInput === null) return undefined;
+    const key = canonicalJson(u.rawInput);
+    return this.cardList.find((c): c is ToolCard => c.kind === 'tool' && c.askedOnly === true && c.rawInput !== undefined && canonicalJson(c.rawInput) === key);
   }
 
   private plan(u: Plan): string[] {
@@ -334,6 +349,15 @@ export function fingerprint(text: string): string {
   h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
   h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
   return `${text.length}:${(4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(36)}`;
+}
+
+/** JSON with the keys of every object sorted: the same arguments give the same text. */
+export function canonicalJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
+  if (v !== null && typeof v === 'object') {
+    return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson(Object.getOwnPropertyDescriptor(v, k)?.value)}`).join(',')}}`;
+  }
+  return JSON.stringify(v) ?? 'null';
 }
 
 function capitalize(s: string): string {

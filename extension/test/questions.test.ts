@@ -107,6 +107,28 @@ void test('question: with no card for its call it makes one, which the call\'s u
   assert.equal(t.cards.length, 2, 'one card for the call');
 });
 
+void test('question: a question that names the call by another id joins the call\'s card by its arguments', () => {
+  const t = new Transcript();
+  // The bridge asks before the agent-server's event for the call came: it
+  // names the call by its own id.
+  const q = t.ask(request({ toolCallId: 'agent-1-1', title: 'run `echo hi`', rawInput: { command: 'echo hi', timeout: 5 } }));
+  t.apply('conv', { sessionUpdate: 'user_message_chunk', content: text('Say hi.') });
+  t.apply('conv', { sessionUpdate: 'tool_call', toolCallId: 'toolu_1', title: 'Run `echo hi`', kind: 'execute', status: 'pending', rawInput: { timeout: 5, command: 'echo hi' } });
+  assert.deepEqual(t.cards.map((c) => c.kind), ['user', 'tool'], 'one card for the call, after the message');
+  const card = t.cards[1];
+  assert.ok(card?.kind === 'tool' && card.id === q.cardId && card.toolCallId === 'toolu_1' && card.askedOnly === undefined);
+  t.apply('conv', { sessionUpdate: 'tool_call_update', toolCallId: 'toolu_1', status: 'completed', content: [{ type: 'content', content: text('hi\n') }], rawOutput: { exitCode: 0 } });
+  assert.equal(t.cards.length, 2);
+  assert.match(html(t, q.cardId), />Exit 0</);
+  // Other arguments, or a card an update already named, are another call.
+  const other = t.ask(request({ toolCallId: 'agent-1-2', rawInput: { command: 'ls' } }));
+  t.apply('conv', { sessionUpdate: 'tool_call', toolCallId: 'toolu_2', title: 'Run `pwd`', kind: 'execute', status: 'pending', rawInput: { command: 'pwd' } });
+  t.apply('conv', { sessionUpdate: 'tool_call', toolCallId: 'toolu_3', title: 'Run `echo hi`', kind: 'execute', status: 'pending', rawInput: { command: 'echo hi', timeout: 5 } });
+  assert.equal(t.cards.length, 5);
+  assert.equal(t.card(other.cardId)?.kind, 'tool');
+  assert.notEqual(t.cards[4]?.id, q.cardId);
+});
+
 void test('question: a card with an open question outlives a new conversation, and the call\'s updates still find it', () => {
   const t = new Transcript();
   t.apply('old', { sessionUpdate: 'user_message_chunk', content: text('Old.') });

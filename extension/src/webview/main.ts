@@ -73,6 +73,8 @@ function drawOlder(): void {
 }
 
 function reset(cards: readonly CardHtml[]): void {
+  const active = document.activeElement as HTMLElement | null;
+  const focused = active !== null && log.contains(active) && active !== log ? focusTarget(active) : undefined;
   if (olderTimer !== undefined) clearTimeout(olderTimer);
   olderTimer = undefined;
   log.querySelectorAll('article').forEach((a) => a.remove());
@@ -82,6 +84,8 @@ function reset(cards: readonly CardHtml[]): void {
   olderIndex.clear();
   older.forEach((c, i) => olderIndex.set(c.id, i));
   log.insertAdjacentHTML('beforeend', cards.slice(split).map((c) => c.html).join(''));
+  // The focus stays where it was (a question, a button), if that is still there.
+  if (focused !== undefined) log.querySelector<HTMLElement>(focused)?.focus({ preventScroll: true });
   log.querySelectorAll<HTMLElement>('.question.open').forEach(offerQuestion);
   if (older.length > 0) olderTimer = setTimeout(drawOlder, 0);
 }
@@ -230,7 +234,8 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
         input.value = '';
         vscode.setState({ draft: '' });
       }
-      input.focus();
+      // A question that came meanwhile keeps the focus.
+      if (document.activeElement?.closest('.question.open') == null) input.focus();
       break;
   }
   if (stick) log.scrollTop = log.scrollHeight;
