@@ -308,8 +308,8 @@ func TestACPRotatesItsLog(t *testing.T) {
 // recordACPSession records a session with no agent-server, one of every
 // kind the bridge answers alone: initialize, bad requests, authenticate,
 // a session and a prompt in it (the answer that says how to configure a
-// server), session/load without a server, a prompt to an unknown session
-// and a cancel.
+// server), session/load and resume without a server, a prompt to an
+// unknown session, a cancel, session/list and session/close.
 func recordACPSession(t *testing.T, file string) {
 	t.Helper()
 	env, _ := acpHome(t)
@@ -331,6 +331,11 @@ func recordACPSession(t *testing.T, file string) {
 	a.await(t, "the prompt's answer", func(m map[string]any) bool { return m["id"] == 6.0 })
 	a.call(t, 7, "session/prompt", map[string]any{"sessionId": "unconfigured-0000", "prompt": []any{map[string]any{"type": "text", "text": "hello"}}})
 	a.send(t, `{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"`+sid+`"}}`)
+	a.call(t, 8, "session/list", map[string]any{"cwd": ws})
+	a.call(t, 9, "session/resume", map[string]any{"sessionId": "elsewhere", "cwd": ws, "mcpServers": []any{}})
+	if m := a.call(t, 10, "session/close", map[string]any{"sessionId": sid}); m["result"] == nil {
+		t.Fatalf("session/close answered %v", m)
+	}
 	if code := a.end(t); code != 0 {
 		t.Fatalf("exit code %d, want 0", code)
 	}
@@ -359,7 +364,7 @@ func TestACPRecordReplay(t *testing.T) {
 		json.Unmarshal(r.Msg, &m)
 		got = append(got, r.Dir+":"+m.Method)
 	}
-	for _, want := range []string{"in:initialize", "in:", "in:no/such_method", "in:session/new", "out:session/update", "in:session/cancel"} {
+	for _, want := range []string{"in:initialize", "in:", "in:no/such_method", "in:session/new", "out:session/update", "in:session/cancel", "in:session/close"} {
 		if !strings.Contains(" "+strings.Join(got, " ")+" ", " "+want+" ") {
 			t.Errorf("the recording lacks %s: %v", want, got)
 		}
@@ -389,9 +394,10 @@ func TestACPRecordReplay(t *testing.T) {
 }
 
 // TestACPReplayRefusesConversations: a recording in which the client
-// opened a session on an agent-server cannot be replayed (the model's
-// turns and the server's ids are not the bridge's), and replay says so;
-// one made with a server but only initialize replays.
+// asked an agent-server something (session/new here) cannot be replayed
+// (the model's turns and the server's ids are not the bridge's), and
+// replay says so; one made with a server but only initialize and errors
+// replays.
 func TestACPReplayRefusesConversations(t *testing.T) {
 	t.Parallel()
 	env, _ := acpHome(t)
@@ -402,7 +408,7 @@ func TestACPReplayRefusesConversations(t *testing.T) {
 	a.call(t, 2, "session/new", map[string]any{"cwd": t.TempDir(), "mcpServers": []any{}})
 	a.end(t)
 	out, err := exec.Command(bin, "replay", withSession).CombinedOutput()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !bytes.Contains(out, []byte("opened a session (session/new) on an OpenHands agent-server")) {
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !bytes.Contains(out, []byte("asked the OpenHands agent-server (session/new)")) {
 		t.Errorf("replay of a session on a server: %v, want exit 2 saying why\n%s", err, out)
 	}
 

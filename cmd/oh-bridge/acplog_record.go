@@ -18,6 +18,10 @@ import (
 // acpCommand names `oh-bridge acp` in a recording's header; replay runs it.
 const acpCommand = "oh-bridge acp"
 
+// askServer are the ACP methods answered by the agent-server when one is
+// configured (without one, the bridge answers them alone).
+var askServer = map[string]bool{"session/new": true, "session/load": true, "session/resume": true, "session/list": true}
+
 // acpRecordingMeta is what replaying an ACP recording needs to know
 // beyond the messages.
 type acpRecordingMeta struct {
@@ -60,10 +64,11 @@ func openACPRecorder(path string, logger *slog.Logger, meta acpRecordingMeta) (*
 // acpReplay is how `oh-bridge replay` runs an ACP recording. The fresh
 // agent has no agent-server: a conversation (the model's turns, the
 // server's conversation ids, when command output arrives) cannot be
-// reproduced, so a recording in which the client opened a session on a
-// server is refused. Everything else is the bridge's own and replays:
-// initialize, authenticate, sessions and prompts without a server (the
-// how-to-configure answer), session/load without one, and every error.
+// reproduced, so a recording in which the client asked a server anything
+// (askServer) is refused. Everything else is the bridge's own and
+// replays: initialize, authenticate, sessions and prompts without a
+// server (the how-to-configure answer), session/load, resume, list and
+// close without one, and every error.
 type acpReplay struct {
 	args   []string
 	env    []string
@@ -87,8 +92,8 @@ func newACPReplay(h *rpc.Header, records []rpc.Record) (*acpReplay, error) {
 			var m struct {
 				Method string `json:"method"`
 			}
-			if r.Dir == "in" && json.Unmarshal(r.Msg, &m) == nil && (m.Method == "session/new" || m.Method == "session/load") {
-				return nil, fmt.Errorf("the client opened a session (%s) on an OpenHands agent-server; a conversation's turns, ids and timing cannot be replayed. "+
+			if r.Dir == "in" && json.Unmarshal(r.Msg, &m) == nil && askServer[m.Method] {
+				return nil, fmt.Errorf("the client asked the OpenHands agent-server (%s); what a server answers (its conversations, the model's turns, their ids and timing) cannot be replayed. "+
 					"Record with no server configured (oh-bridge acp --config \"\" and no OH_BRIDGE_SERVER_URL) for a session replay can check", m.Method)
 			}
 		}

@@ -188,7 +188,7 @@ func recordedRoot(records []rpc.Record) string {
 			return p.RootPath
 		case r.Dir == "out" && len(m.Result.Roots) > 0:
 			return m.Result.Roots[0]
-		case r.Dir == "in" && (m.Method == "session/new" || m.Method == "session/load") && p.Cwd != "":
+		case r.Dir == "in" && askServer[m.Method] && p.Cwd != "":
 			return p.Cwd
 		}
 	}
