@@ -636,10 +636,31 @@ async function renders(frame) {
     performance.getEntriesByName(name).map((e) => ({ name, ms: e.duration, start: e.startTime, ...(e.detail ?? {}) }))));
 }
 
+// phases: when (ms after `at`) the view's document began loading, and
+// drew its first and last message.
+async function phases(frame, list, at) {
+  const origin = await frame.evaluate(() => performance.timeOrigin);
+  const drawn = list.filter((r) => r.name === 'oh-render').map((r) => r.start);
+  const loaded = await frame.evaluate(() => performance.getEntriesByType('navigation')[0]?.domContentLoadedEventEnd ?? null);
+  const ms = (x) => (x === null || x === undefined ? null : Math.round(origin + x - at));
+  return { webviewLoading: Math.round(origin - at), webviewLoaded: ms(loaded), firstDrawn: ms(drawn[0]), lastDrawn: ms(drawn[drawn.length - 1]) };
+}
+
 function stats(list) {
   const ms = list.map((r) => r.ms).sort((a, b) => a - b);
   const at = (q) => (ms.length === 0 ? null : +ms[Math.min(ms.length - 1, Math.floor(q * ms.length))].toFixed(2));
   return { messages: ms.length, cards: list.reduce((n, r) => n + (r.cards ?? 0), 0), p50: at(0.5), p95: at(0.95), max: at(1), over16ms: ms.filter((x) => x > 16).length };
+}
+
+// renderers: chromium's renderer processes and their resident memory.
+async function renderers(browser) {
+  const cdp = await browser.newBrowserCDPSession();
+  const { processInfo } = await cdp.send('SystemInfo.getProcessInfo');
+  await cdp.detach().catch(() => undefined);
+  return processInfo.filter((p) => p.type === 'renderer').map((p) => {
+    const rss = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${p.id}/status`, 'utf8'))?.[1];
+    return { pid: p.id, rssMB: rss === undefined ? 0 : +(Number(rss) / 1024).toFixed(1) };
+  });
 }
 
 // memory: the webview's JS heap after a garbage collection, by CDP (of
@@ -678,22 +699,29 @@ async function memory(page, frame) {
 // again, all at once, as the bridge's replay does).
 async function longConversation(browser, { port, ws, feed }) {
   const made = longFeed(feed, ws);
+  for (const f of [`${feed}.fed`, `${feed}.live.json`, `${feed}.replay.json`]) fs.rmSync(f, { force: true });
   console.log(`long conversation: ${made.updates} updates, ${made.commands} commands of ${outputBytes} bytes, ${made.edits} edits, ${made.cards} cards, ${(fs.statSync(feed).size / 2 ** 20).toFixed(0)} MB of updates`);
+  const others = new Set((await renderers(browser)).map((r) => r.pid));
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
   const { status, editorText } = workbench(page);
   await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`);
   await page.waitForSelector('.monaco-workbench', { timeout: 60_000 });
   await until('the bridge of the long conversation\'s window', async () => /OpenHands: /.test(await status()), 60_000);
+  // The window's renderer: the one that came with it.
+  const ours = async () => {
+    const mine = (await renderers(browser)).filter((r) => !others.has(r.pid));
+    return { rendererRssMB: +mine.reduce((n, r) => n + r.rssMB, 0).toFixed(1), rendererPids: mine.map((r) => r.pid) };
+  };
 
   // Live: the view is open as the updates come.
   await runCommand(page, 'OpenHands: Open Conversation View');
   let frame = await webviewFrame(page);
-  const before = await memory(page, frame);
+  const before = { ...(await memory(page, frame)), ...(await ours()) };
   const liveStart = Date.now();
   await allShown(frame, made.cards, made.last, 300_000);
   const liveMs = Date.now() - liveStart;
   const live = stats((await renders(frame)).filter((r) => r.name === 'oh-render'));
-  const after = await memory(page, frame);
+  const after = { ...(await memory(page, frame)), ...(await ours()) };
   await page.screenshot({ path: path.join(OUT_DIR, 'long-conversation.png') });
   check('long conversation: every card shows', after.cards === made.cards, JSON.stringify(after));
 
@@ -705,7 +733,7 @@ async function longConversation(browser, { port, ws, feed }) {
   });
   await sleep(300);
   await page.screenshot({ path: path.join(OUT_DIR, 'long-command-card.png') });
-  check('long conversation: a 1 MB command\'s card holds its end, and offers all of it', big.text > 10_000 && big.text < 25_000 && big.more.includes('1,000,000 characters'), JSON.stringify(big));
+  check('long conversation: a 1 MB command\'s card holds its end, and offers all of it', big.text > 4_000 && big.text < 10_000 && big.more.includes('1,000,000 characters'), JSON.stringify(big));
   await frame.evaluate(() => document.querySelectorAll('.card.tool-command')[197]?.querySelector('.show-all')?.click());
   const whole = await until('all of the output in an editor', async () => {
     const t = await editorText();
@@ -720,10 +748,13 @@ async function longConversation(browser, { port, ws, feed }) {
   await until('the conversation view to close', async () => frame.isDetached() || !(await frame.evaluate(() => document.visibilityState === 'visible').catch(() => false)), 30_000);
   const openAt = Date.now();
   await runCommand(page, 'OpenHands: Open Conversation View');
+  const commandRan = Date.now() - openAt;
   frame = await webviewFrame(page, frame);
   const openFirst = (await lastShown(frame, made.last, 120_000)) - openAt;
   const openAll = (await allShown(frame, made.cards, made.last, 120_000)) - openAt;
-  const opened = stats(await renders(frame));
+  const openRenders = await renders(frame);
+  const opened = stats(openRenders);
+  const openPhases = { commandRan, ...(await phases(frame, openRenders, openAt)) };
 
   // Restore: the window reloads; a new extension host gets the updates
   // again, all at once, into the view that comes back open.
@@ -736,8 +767,12 @@ async function longConversation(browser, { port, ws, feed }) {
   }
   frame = await webviewFrame(page, undefined, 120_000);
   const restoreAll = (await allShown(frame, made.cards, made.last, 300_000)) - reloadAt;
-  const replay = stats((await renders(frame)).filter((r) => r.name === 'oh-render'));
-  const restored = await memory(page, frame);
+  const restoreRenders = await renders(frame);
+  const replay = stats(restoreRenders.filter((r) => r.name === 'oh-render'));
+  const fedAgain = await until('the replay\'s record', () => JSON.parse(fs.readFileSync(`${feed}.replay.json`, 'utf8')), 30_000).catch(() => undefined);
+  const restorePhases = { ...(await phases(frame, restoreRenders, reloadAt)),
+    ...(fedAgain === undefined ? {} : { feedBegan: fedAgain.began - reloadAt, feedEnded: fedAgain.ended - reloadAt }) };
+  const restored = { ...(await memory(page, frame)), ...(await ours()) };
   await page.screenshot({ path: path.join(OUT_DIR, 'long-restored.png') });
 
   const figures = {
@@ -746,8 +781,8 @@ async function longConversation(browser, { port, ws, feed }) {
     renderMs: { live, open: opened, restore: replay },
     liveFeedMs: liveMs,
     memory: { empty: before, afterLive: after, afterRestore: restored },
-    openMs: { lastCardShown: openFirst, allCardsShown: openAll },
-    restoreMs: { allCardsShown: restoreAll },
+    openMs: { lastCardShown: openFirst, allCardsShown: openAll, phases: openPhases },
+    restoreMs: { allCardsShown: restoreAll, phases: restorePhases },
   };
   fs.writeFileSync(path.join(OUT_DIR, 'long-conversation.json'), `${JSON.stringify(figures, null, 2)}\n`);
   console.log(`long conversation figures (${path.join(OUT_DIR, 'long-conversation.json')}):\n${JSON.stringify(figures, null, 2)}`);

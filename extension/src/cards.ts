@@ -11,7 +11,7 @@ import type { Status, ToolCallContent } from './protocol.gen';
 import { Transcript, editDiffs, outputText, rawField, type Card, type DiffContent, type Question, type ToolCard } from './transcript';
 
 /** The most of a command's output a card shows: its end. The rest opens in an editor. */
-export const outputLimit = 20_000;
+export const outputLimit = 8_000;
 
 const statusLabel: Record<string, string> = { pending: 'Pending', in_progress: 'Running', completed: 'Done', failed: 'Failed' };
 

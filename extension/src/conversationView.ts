@@ -49,6 +49,10 @@ export class ConversationView implements vscode.WebviewViewProvider, vscode.Text
   /** Cards changed since the last batch went to the webview. */
   private readonly dirty = new Set<string>();
   private flushTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Resets so far: an older one stops sending its cards. */
+  private resets = 0;
+  /** A reset's older cards are still going to the webview. */
+  private sendingOlder = false;
   private readonly hidden = new vscode.EventEmitter<void>();
   private readonly ready = new vscode.EventEmitter<void>();
   /** The webview loaded (again) and has every card. */
@@ -148,7 +152,7 @@ export class ConversationView implements vscode.WebviewViewProvider, vscode.Text
       if (this.flushTimer !== undefined) clearTimeout(this.flushTimer);
       this.flushTimer = undefined;
       if (this.view === undefined) return;
-      this.post({ type: 'reset', cards: this.transcript.cards.map((c) => ({ id: c.id, html: renderCard(c) })), header: this.header() });
+      this.resetView();
       return;
     }
     // No webview, or a hidden one (it loads again when shown): it gets
@@ -158,11 +162,48 @@ export class ConversationView implements vscode.WebviewViewProvider, vscode.Text
     this.flushTimer ??= setTimeout(() => this.flush(), batchMs);
   }
 
+  /**
+   * Sends every card anew: the newest, a batch's worth, at once; the older
+   * ones after, newest first, a batch a task, each drawn as it is when it
+   * goes. Changed cards wait until all are sent.
+   */
+  private resetView(): void {
+    const gen = ++this.resets;
+    const cards = [...this.transcript.cards];
+    const batch = (): CardHtml[] => {
+      const out: CardHtml[] = [];
+      let bytes = 0;
+      while (cards.length > 0 && bytes < batchBytes) {
+        const c = cards.pop() as (typeof cards)[number];
+        const html = renderCard(c);
+        out.unshift({ id: c.id, html });
+        bytes += html.length;
+      }
+      return out;
+    };
+    this.post({ type: 'reset', cards: batch(), header: this.header() });
+    const next = (): void => {
+      if (gen !== this.resets) return;
+      if (cards.length === 0) {
+        this.sendingOlder = false;
+        return;
+      }
+      this.post({ type: 'older', cards: batch() });
+      setImmediate(next);
+    };
+    this.sendingOlder = cards.length > 0;
+    if (this.sendingOlder) setImmediate(next);
+  }
+
   /** Sends the changed cards, each once, in transcript order, in messages of at most batchBytes. */
   private flush(): void {
     if (this.flushTimer !== undefined) clearTimeout(this.flushTimer);
     this.flushTimer = undefined;
     if (this.dirty.size === 0) return;
+    if (this.sendingOlder) {
+      this.flushTimer = setTimeout(() => this.flush(), batchMs);
+      return;
+    }
     const ids = [...this.dirty];
     this.dirty.clear();
     let batch: CardHtml[] = [];

@@ -13,7 +13,9 @@
 // time, each waits for its t, as a live conversation comes; the file
 // FEED.fed then marks it fed, and a later window (a reload) gets them all
 // at once, one a task, as the bridge's replay of a conversation comes.
-// Unset, nothing happens.
+// Each feed writes FEED.live.json or FEED.replay.json: when it began and
+// ended (ms since the epoch) and how many updates it gave. Unset, nothing
+// happens.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
@@ -38,11 +40,15 @@ export function startTestFeed(view: ConversationView, log: (line: string) => voi
   const once = view.onReady(() => {
     once.dispose();
     const live = !fs.existsSync(`${file}.fed`);
-    log(`test feed: ${file} (${live ? 'live' : 'replay'})`);
+    const mode = live ? 'live' : 'replay';
+    const began = Date.now();
+    log(`test feed: ${file} (${mode})`);
     feed(file, live, view, () => stopped).then(
-      (n) => {
-        log(`test feed: ${n} updates`);
-        if (live) fs.writeFileSync(`${file}.fed`, `${n}\n`);
+      (updates) => {
+        const ended = Date.now();
+        log(`test feed: ${updates} updates in ${ended - began} ms`);
+        fs.writeFileSync(`${file}.${mode}.json`, `${JSON.stringify({ began, ended, updates })}\n`);
+        if (live) fs.writeFileSync(`${file}.fed`, `${updates}\n`);
       },
       (err: Error) => log(`test feed failed: ${err.message}`),
     );

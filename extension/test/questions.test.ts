@@ -228,7 +228,7 @@ void test('cards: a long output shows its end and offers all of it in an editor'
   t.apply('c', { sessionUpdate: 'tool_call_update', toolCallId: 'big', status: 'completed', content: [{ type: 'content', content: text(big) }], rawOutput: { exitCode: 0 } });
   const h = html(t, t.cards[0]?.id ?? '');
   assert.ok(h.length < outputLimit + 2000, `the card holds the end only (${h.length})`);
-  assert.match(h, /<button type="button" class="link show-all" data-action="showOutput" data-card="c1">Show all 60,000 characters in an editor<\/button>/);
+  assert.ok(h.includes(`<button type="button" class="link show-all" data-action="showOutput" data-card="c1">Show all ${big.length.toLocaleString('en-US')} characters in an editor</button>`), h.slice(-300));
   t.apply('c', command('small', 'echo hi'));
   t.apply('c', { sessionUpdate: 'tool_call_update', toolCallId: 'small', content: [{ type: 'content', content: text('hi\n') }] });
   assert.doesNotMatch(html(t, t.cards[1]?.id ?? ''), /show-all/);

@@ -40,54 +40,40 @@ function nearBottom(): boolean {
   return log.scrollHeight - log.scrollTop - log.clientHeight < 40;
 }
 
-// A reset draws the newest cards at once and the older ones a chunk a
-// task, above them: a long conversation shows without a long wait.
-const chunkCards = 100;
-const chunkBytes = 192 * 1024;
+// The log follows the conversation while the reader is at its end: only
+// their scrolling changes that. A card grows after it is drawn (off-screen
+// cards are laid out at an estimated size until they show), so a card
+// that changes size scrolls the log back to the end too.
+let stuck = true;
+log.addEventListener('scroll', () => (stuck = nearBottom()), { passive: true });
+const follow = (): void => {
+  if (stuck) log.scrollTop = log.scrollHeight;
+};
+const resized = new ResizeObserver(follow);
 
-/** How many cards from the end of a list make one chunk (at least one). */
-function tailChunk(cards: readonly CardHtml[]): number {
-  let n = 0;
-  let bytes = 0;
-  while (n < cards.length && n < chunkCards && (n === 0 || bytes + (cards[cards.length - 1 - n]?.html.length ?? 0) <= chunkBytes)) {
-    bytes += cards[cards.length - 1 - n]?.html.length ?? 0;
-    n++;
-  }
-  return n;
-}
-/** Older cards of a reset not drawn yet, in order; the last is the nearest to the drawn ones. */
-let older: CardHtml[] = [];
-const olderIndex = new Map<string, number>();
-let olderTimer: ReturnType<typeof setTimeout> | undefined;
-
-function drawOlder(): void {
-  olderTimer = undefined;
-  const t0 = performance.now();
-  const chunk = older.splice(older.length - tailChunk(older));
-  for (const c of chunk) olderIndex.delete(c.id);
-  // Above the drawn cards: the browser's scroll anchoring keeps the reader's place.
-  $('empty').insertAdjacentHTML('afterend', chunk.map((c) => c.html).join(''));
-  for (const c of chunk) offerQuestionIn(document.getElementById(c.id));
-  performance.measure('oh-render-older', { start: t0, detail: { cards: chunk.length } });
-  if (older.length > 0) olderTimer = setTimeout(drawOlder, 0);
-}
-
+/** Every card anew: the newest ones (the extension sends the older ones after, in 'older' messages). */
 function reset(cards: readonly CardHtml[]): void {
   const active = document.activeElement as HTMLElement | null;
   const focused = active !== null && log.contains(active) && active !== log ? focusTarget(active) : undefined;
-  if (olderTimer !== undefined) clearTimeout(olderTimer);
-  olderTimer = undefined;
   log.querySelectorAll('article').forEach((a) => a.remove());
+  resized.disconnect();
   $('empty').hidden = cards.length > 0;
-  const split = cards.length - tailChunk(cards);
-  older = cards.slice(0, split);
-  olderIndex.clear();
-  older.forEach((c, i) => olderIndex.set(c.id, i));
-  log.insertAdjacentHTML('beforeend', cards.slice(split).map((c) => c.html).join(''));
+  log.insertAdjacentHTML('beforeend', cards.map((c) => c.html).join(''));
+  log.querySelectorAll('article').forEach((a) => resized.observe(a));
   // The focus stays where it was (a question, a button), if that is still there.
   if (focused !== undefined) log.querySelector<HTMLElement>(focused)?.focus({ preventScroll: true });
   log.querySelectorAll<HTMLElement>('.question.open').forEach(offerQuestion);
-  if (older.length > 0) olderTimer = setTimeout(drawOlder, 0);
+}
+
+/** Cards older than the drawn ones, above them: the browser's scroll anchoring keeps the reader's place. */
+function older(cards: readonly CardHtml[]): void {
+  $('empty').hidden = true;
+  $('empty').insertAdjacentHTML('afterend', cards.map((c) => c.html).join(''));
+  for (const c of cards) {
+    const el = document.getElementById(c.id);
+    if (el !== null) resized.observe(el);
+    offerQuestionIn(el);
+  }
 }
 
 /** Where an element's focus goes back to once its card is redrawn. */
@@ -100,13 +86,6 @@ function focusTarget(el: HTMLElement): string | undefined {
 
 /** Adds a card after the one named (null: first), or replaces it in place, keeping which of its <details> the user opened or closed. */
 function upsert(c: CardHtml): void {
-  const waiting = olderIndex.get(c.id);
-  if (waiting !== undefined) {
-    // Not drawn yet: it will be drawn as it is now.
-    const o = older[waiting];
-    if (o !== undefined) o.html = c.html;
-    return;
-  }
   const next = element(c.html);
   if (next === null) return;
   const old = document.getElementById(c.id);
@@ -115,6 +94,7 @@ function upsert(c: CardHtml): void {
     if (prev !== null && prev !== undefined) prev.after(next);
     else log.appendChild(next);
   };
+  resized.observe(next);
   if (old === null) {
     $('empty').hidden = true;
     place();
@@ -128,6 +108,7 @@ function upsert(c: CardHtml): void {
   });
   const active = document.activeElement as HTMLElement | null;
   const focused = active !== null && old.contains(active) ? focusTarget(active) : undefined;
+  resized.unobserve(old);
   const stays = c.after === undefined || (c.after === null ? old.previousElementSibling?.id === 'empty' : old.previousElementSibling?.id === c.after);
   if (stays) old.replaceWith(next);
   else {
@@ -215,11 +196,13 @@ let measures = 0;
 window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
   const m = event.data;
   const t0 = performance.now();
-  const stick = nearBottom();
   switch (m.type) {
     case 'reset':
       reset(m.cards);
       header(m.header);
+      break;
+    case 'older':
+      older(m.cards);
       break;
     case 'cards':
       for (const c of m.cards) upsert(c);
@@ -238,7 +221,8 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
       if (document.activeElement?.closest('.question.open') == null) input.focus();
       break;
   }
-  if (stick) log.scrollTop = log.scrollHeight;
+  // Layout now, inside the measure.
+  if (stuck) log.scrollTop = log.scrollHeight;
   else void log.scrollHeight;
   if (++measures > maxMeasures) {
     performance.clearMeasures('oh-render');

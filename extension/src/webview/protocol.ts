@@ -14,8 +14,14 @@ export interface CardHtml {
 
 /** From the extension to the webview. */
 export type ToWebview =
-  /** Every card, after the webview (re)loaded or the conversation changed. */
+  /**
+   * Every card anew, after the webview (re)loaded or the conversation
+   * changed: the newest ones; 'older' messages bring the rest, newest
+   * first, before any other message.
+   */
   | { type: 'reset'; cards: CardHtml[]; header: HeaderView }
+  /** Cards older than all the view has, to go above them. */
+  | { type: 'older'; cards: CardHtml[] }
   /** Cards added (after the card named), changed (replaced in place) or moved. */
   | { type: 'cards'; cards: CardHtml[] }
   | { type: 'header'; header: HeaderView }
