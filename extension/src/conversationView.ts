@@ -151,8 +151,7 @@ export class ConversationView implements vscode.WebviewViewProvider, vscode.Text
       this.dirty.clear();
       if (this.flushTimer !== undefined) clearTimeout(this.flushTimer);
       this.flushTimer = undefined;
-      if (this.view === undefined) return;
-      this.resetView();
+      if (this.view?.visible === true) this.resetView();
       return;
     }
     // No webview, or a hidden one (it loads again when shown): it gets
