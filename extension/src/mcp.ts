@@ -31,7 +31,8 @@ export function snippets(ep: Endpoint): ConfigSnippet[] {
       detail: 'The agent spec of POST /api/conversations, with "tools": [] so every command and edit happens here',
       text: JSON.stringify({ 'oh-bridge': { transport: 'http', url: ep.url, headers: { Authorization: auth } } }, null, 2),
     },
-    ...configs.agents.map((a) => ({ label: a.http.label, detail: a.http.detail, text: fill(a.http.text) })),
+    ...configs.agents.flatMap((a) => ('mcpJson' in a ? [a.http, a.mcpJson] : [a.http]))
+      .map((b) => ({ label: b.label, detail: b.detail, text: fill(b.text) })),
     {
       label: 'Any MCP client (mcpServers JSON)',
       detail: 'Streamable HTTP with a bearer token',

@@ -138,10 +138,12 @@ void test('terminal reuse: newest idle OpenHands terminal with shell integration
 void test('MCP: a configuration for each agent, with the URL and the token', () => {
   const ep = { url: 'http://127.0.0.1:4711/mcp', token: 'tok_123' };
   const all = snippets(ep);
-  const [openhands, claude, codex, gemini] = all.map((s) => s.text) as [string, string, string, string];
+  const [openhands, claude, claudeProject, codex, gemini] = all.map((s) => s.text) as [string, string, string, string, string];
+  assert.deepEqual(JSON.parse(claudeProject), { mcpServers: { 'oh-bridge': { type: 'http', url: ep.url, headers: { Authorization: 'Bearer tok_123' } } } });
   assert.deepEqual(all.map((s) => s.label), [
     'OpenHands agent (mcp_config)',
     'Claude Code',
+    'Claude Code (.mcp.json)',
     'Codex (~/.codex/config.toml)',
     'Gemini CLI (.gemini/settings.json)',
     'Any MCP client (mcpServers JSON)',

@@ -278,7 +278,40 @@ async function leak() {
   await e.close();
 }
 
+// mcpJson points Claude Code at the editor's endpoint with the project
+// file block (.mcp.json), approved as the block's detail says, and runs
+// one command through it.
+async function mcpJson() {
+  const s = setup(tmp, 'claude-mcpjson');
+  const e = await editorBridge(bin, s);
+  await apply(block('claude', 'mcpJson'), { URL: e.url, TOKEN: e.token }, s);
+  fs.mkdirSync(path.join(s.ws, '.claude'), { recursive: true });
+  fs.writeFileSync(path.join(s.ws, '.claude', 'settings.local.json'), JSON.stringify({ enableAllProjectMcpServers: true }));
+  const m = await model.start({
+    marker,
+    steps: [
+      (body) => (model.offered(body).includes(`mcp__${server}__terminal`) ? null
+        : { tool: 'ToolSearch', input: { query: `select:mcp__${server}__terminal`, max_results: 5 } }),
+      (body) => ({ tool: toolName(body, 'terminal'), input: { command: 'echo from-mcp-json' } }),
+      () => ({ text: 'done' }),
+    ],
+  });
+  const r = await traced('claude', ['-p', prompt, '--output-format', 'stream-json', '--verbose', '--allowedTools', `mcp__${server}`], { cwd: s.ws, env: claudeEnv(s, m.url), timeout: 120000 });
+  const got = m.turns.map((t) => model.allText(t)).join('\n');
+  check('.mcp.json: Claude Code uses the project block and the command runs in the editor', r.code === 0 && m.errors.length === 0 &&
+    got.includes(done('from-mcp-json', s.ws, s.python)) && (e.mirrored['agent-1'] || '').includes('from-mcp-json'),
+  { code: r.code, errors: m.errors, stderr: r.stderr.slice(-1000), mirrored: Object.keys(e.mirrored) });
+  check('.mcp.json: nothing left loopback', r.outside.length === 0, r.outside);
+  await m.close();
+  await e.close();
+}
+
 (async () => {
+  try {
+    await mcpJson();
+  } catch (err) {
+    check('.mcp.json: ran to the end', false, err.stack);
+  }
   for (const name of ['stdio', 'http']) {
     try {
       await transport(name);
