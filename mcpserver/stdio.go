@@ -3,8 +3,8 @@ package mcpserver
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -23,20 +23,89 @@ const MaxLineLength = mcp.DefaultMaxLineLength
 // and the agent's shell with it. Here a line that is not JSON (or not
 // UTF-8, or too long) is answered with a parse error and one that is not
 // a JSON-RPC message with an invalid-request error, both with a null id
-// as JSON-RPC says, and the next line is read.
+// as JSON-RPC says, and the next line is read. Each line is decoded once,
+// here, and the SDK gets the message itself.
 //
 // A request the client cancelled (notifications/cancelled) gets no
 // answer, as MCP asks: the SDK answers it with an error of code 0.
 func StdioTransport(in io.Reader, out io.Writer) mcp.Transport {
-	pr, pw := io.Pipe()
-	w := &lockedWriter{w: out, cancelled: map[string]bool{}}
-	go filterLines(in, pw, w)
-	return &mcp.IOTransport{Reader: pr, Writer: w}
+	return &stdioTransport{in: in, out: out}
 }
 
-// lockedWriter writes one message at a time: the SDK writes each message
-// in one Write, and so does filterLines, so lines never interleave. It
-// drops the answer to a request the client cancelled.
+type stdioTransport struct {
+	in  io.Reader
+	out io.Writer
+}
+
+func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
+	c := &stdioConn{
+		w:      &lockedWriter{w: t.out, cancelled: map[string]bool{}},
+		msgs:   make(chan inbound),
+		closed: make(chan struct{}),
+	}
+	go c.filterLines(t.in)
+	return c, nil
+}
+
+// inbound is a message read, or the error that ended the input.
+type inbound struct {
+	msg jsonrpc.Message
+	err error
+}
+
+// stdioConn is the SDK's connection over the filtered lines.
+type stdioConn struct {
+	w      *lockedWriter
+	msgs   chan inbound
+	closed chan struct{}
+	once   sync.Once
+}
+
+func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case in := <-c.msgs:
+		return in.msg, in.err
+	case <-c.closed:
+		return nil, io.EOF
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if r, ok := msg.(*jsonrpc.Response); ok && c.w.answered(r.ID) {
+		return nil // the client cancelled it
+	}
+	b, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return err
+	}
+	_, err = c.w.Write(append(b, '\n'))
+	return err
+}
+
+func (c *stdioConn) Close() error {
+	c.once.Do(func() { close(c.closed) })
+	return nil
+}
+
+func (c *stdioConn) SessionID() string { return "" }
+
+// deliver hands a message to the SDK; false when the connection closed.
+func (c *stdioConn) deliver(in inbound) bool {
+	select {
+	case c.msgs <- in:
+		return true
+	case <-c.closed:
+		return false
+	}
+}
+
+// lockedWriter writes one message at a time, so lines never interleave,
+// and knows the requests the client cancelled.
 type lockedWriter struct {
 	mu        sync.Mutex
 	w         io.Writer
@@ -56,51 +125,49 @@ func (l *lockedWriter) cancel(id json.RawMessage) {
 	l.cancelled[string(bytes.TrimSpace(id))] = true
 }
 
+// answered says whether the answer to id is to be dropped (the client
+// cancelled the request), forgetting it.
+func (l *lockedWriter) answered(id jsonrpc.ID) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.cancelled) == 0 {
+		return false
+	}
+	key, _ := json.Marshal(id.Raw())
+	if !l.cancelled[string(key)] {
+		return false
+	}
+	delete(l.cancelled, string(key))
+	return true
+}
+
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if len(l.cancelled) > 0 {
-		var resp struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		if json.Unmarshal(p, &resp) == nil && resp.Method == "" && l.cancelled[string(resp.ID)] {
-			delete(l.cancelled, string(resp.ID))
-			return len(p), nil
-		}
-	}
 	return l.w.Write(p)
 }
 
-func (l *lockedWriter) Close() error {
-	if c, ok := l.w.(io.Closer); ok {
-		return c.Close()
-	}
-	return nil
-}
-
-// filterLines copies the messages of in to the SDK and answers the rest.
-func filterLines(in io.Reader, sdk *io.PipeWriter, out *lockedWriter) {
+// filterLines decodes the lines of in for the SDK and answers the rest.
+func (c *stdioConn) filterLines(in io.Reader) {
 	r := bufio.NewReaderSize(in, 64<<10)
 	for n := 1; ; n++ {
 		line, tooLong, err := readLine(r, MaxLineLength)
 		if len(bytes.TrimSpace(line)) > 0 || tooLong {
-			if problem, code := checkLine(line, tooLong); problem != "" {
-				writeError(out, code, fmt.Sprintf("line %d of the input: %s; send one JSON-RPC 2.0 message per line (MCP's stdio transport)", n, problem))
-				continue
+			msgs, problem, code := decodeLine(line, tooLong)
+			if problem != "" {
+				writeError(c.w, code, fmt.Sprintf("line %d of the input: %s; send one JSON-RPC 2.0 message per line (MCP's stdio transport)", n, problem))
 			}
-			if id := cancelledID(line); id != nil {
-				out.cancel(id)
-			}
-			if _, werr := sdk.Write(append(line, '\n')); werr != nil {
-				return // the SDK closed the connection
+			for _, m := range msgs {
+				if id := cancelledID(m); id != nil {
+					c.w.cancel(id)
+				}
+				if !c.deliver(inbound{msg: m}) {
+					return
+				}
 			}
 		}
 		if err != nil {
-			if errors.Is(err, io.EOF) {
-				err = nil
-			}
-			sdk.CloseWithError(err)
+			c.deliver(inbound{err: err}) // io.EOF: the client closed its end
 			return
 		}
 	}
@@ -125,51 +192,53 @@ func readLine(r *bufio.Reader, max int) (line []byte, tooLong bool, err error) {
 	}
 }
 
-// checkLine says what is wrong with a line, and the JSON-RPC error code
-// for it, or "" when the SDK can take it.
-func checkLine(line []byte, tooLong bool) (string, int64) {
+// decodeLine is a line's messages, or what is wrong with it and the
+// JSON-RPC error code for it.
+func decodeLine(line []byte, tooLong bool) ([]jsonrpc.Message, string, int64) {
 	switch {
 	case tooLong:
-		return fmt.Sprintf("longer than %d bytes", MaxLineLength), jsonrpc.CodeParseError
+		return nil, fmt.Sprintf("longer than %d bytes", MaxLineLength), jsonrpc.CodeParseError
 	case !utf8.Valid(line):
-		return "not UTF-8", jsonrpc.CodeParseError
+		return nil, "not UTF-8", jsonrpc.CodeParseError
 	case !json.Valid(line):
-		return "not JSON", jsonrpc.CodeParseError
+		return nil, "not JSON", jsonrpc.CodeParseError
 	}
 	trimmed := bytes.TrimSpace(line)
 	if trimmed[0] == '[' {
 		var batch []json.RawMessage
 		if json.Unmarshal(trimmed, &batch) != nil || len(batch) == 0 {
-			return "an empty or malformed batch", jsonrpc.CodeInvalidRequest
+			return nil, "an empty or malformed batch", jsonrpc.CodeInvalidRequest
 		}
-		for _, m := range batch {
-			if _, err := jsonrpc.DecodeMessage(m); err != nil {
-				return "a batch holding something that is not a JSON-RPC message (" + err.Error() + ")", jsonrpc.CodeInvalidRequest
+		msgs := make([]jsonrpc.Message, 0, len(batch))
+		for _, raw := range batch {
+			m, err := jsonrpc.DecodeMessage(raw)
+			if err != nil {
+				return nil, "a batch holding something that is not a JSON-RPC message (" + err.Error() + ")", jsonrpc.CodeInvalidRequest
 			}
+			msgs = append(msgs, m)
 		}
-		return "", 0
+		return msgs, "", 0
 	}
-	if _, err := jsonrpc.DecodeMessage(trimmed); err != nil {
-		return "not a JSON-RPC message (" + err.Error() + ")", jsonrpc.CodeInvalidRequest
+	m, err := jsonrpc.DecodeMessage(trimmed)
+	if err != nil {
+		return nil, "not a JSON-RPC message (" + err.Error() + ")", jsonrpc.CodeInvalidRequest
 	}
-	return "", 0
+	return []jsonrpc.Message{m}, "", 0
 }
 
-// cancelledID is the id a notifications/cancelled line names, or nil.
-func cancelledID(line []byte) json.RawMessage {
-	if !bytes.Contains(line, []byte("notifications/cancelled")) {
+// cancelledID is the id a notifications/cancelled names, or nil.
+func cancelledID(m jsonrpc.Message) json.RawMessage {
+	req, ok := m.(*jsonrpc.Request)
+	if !ok || req.Method != "notifications/cancelled" {
 		return nil
 	}
-	var n struct {
-		Method string `json:"method"`
-		Params struct {
-			RequestID json.RawMessage `json:"requestId"`
-		} `json:"params"`
+	var p struct {
+		RequestID json.RawMessage `json:"requestId"`
 	}
-	if json.Unmarshal(line, &n) != nil || n.Method != "notifications/cancelled" || len(n.Params.RequestID) == 0 {
+	if json.Unmarshal(req.Params, &p) != nil || len(p.RequestID) == 0 {
 		return nil
 	}
-	return n.Params.RequestID
+	return p.RequestID
 }
 
 func writeError(out io.Writer, code int64, msg string) {
