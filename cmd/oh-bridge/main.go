@@ -1,12 +1,15 @@
 // Command oh-bridge executes an AI agent's actions (files, edits, terminal
 // commands) inside an editor's workspace. An editor spawns it and speaks
-// LSP-style JSON-RPC 2.0 over stdio.
+// LSP-style JSON-RPC 2.0 over stdio; an MCP agent spawns `oh-bridge mcp`;
+// an ACP editor (Zed, Neovim, Emacs) spawns `oh-bridge acp`. Every mode
+// ends cleanly on SIGTERM, SIGINT and SIGHUP, with exit 128+signal.
 //
 // Usage:
 //
 //	oh-bridge [--stdio] [--workspace DIR]... [--log-file PATH] [--log-level LEVEL] [--record FILE]
 //	oh-bridge mcp [--workspace DIR]... [--log-file PATH] [--log-level LEVEL]
-//	oh-bridge replay [-v] [--workspace DIR] FILE...
+//	oh-bridge acp [--server URL] [--llm-model MODEL] [--config PATH] [--log-file PATH] [--log-level LEVEL] [--record FILE]
+//	oh-bridge replay [-v] [--update] [--workspace DIR] FILE...
 //	oh-bridge --version
 package main
 
