@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/oh-bridge/oh-bridge/engine"
+	"github.com/oh-bridge/oh-bridge/internal/ohtest"
 	"github.com/oh-bridge/oh-bridge/shellint"
 )
 
@@ -109,7 +110,7 @@ func nextAfterShellDies(t *testing.T, b *engine.Shell, s *shellint.Terminal) *en
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	awaitCondition(t, "the shell stopped", func() bool { return processState(pid) == "T" })
+	ohtest.WaitFor(t, "the shell stopped", func() bool { return processState(pid) == "T" })
 	type answer struct {
 		res *engine.Record
 		err error
@@ -121,7 +122,7 @@ func nextAfterShellDies(t *testing.T, b *engine.Shell, s *shellint.Terminal) *en
 		res, err := b.Execute(ctx, engine.Request{Command: "echo NEXT", Timeout: 20 * time.Second})
 		done <- answer{res, err}
 	}()
-	awaitCondition(t, "the line submitted", func() bool { return s.State() == shellint.StateRunning })
+	ohtest.WaitFor(t, "the line submitted", func() bool { return s.State() == shellint.StateRunning })
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -130,18 +131,6 @@ func nextAfterShellDies(t *testing.T, b *engine.Shell, s *shellint.Terminal) *en
 		t.Fatalf("echo NEXT: %v", a.err)
 	}
 	return a.res
-}
-
-// awaitCondition polls cond until it holds, for at most 20 s.
-func awaitCondition(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond) // polling a condition, with a deadline
-	}
 }
 
 // processState is the state letter of /proc/<pid>/stat ("T": stopped).
@@ -175,7 +164,7 @@ func TestPollFindsTheShellsEnd(t *testing.T) {
 	if err := syscall.Kill(s.PID(), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	awaitCondition(t, "the shell dead", func() bool { return s.State() == shellint.StateDead })
+	ohtest.WaitFor(t, "the shell dead", func() bool { return s.State() == shellint.StateDead })
 	res, err = b.Execute(ctx, engine.Request{Command: ""})
 	if err != nil || res.Outcome != engine.Completed || res.ExitCode != 137 || res.ShellRestarted {
 		t.Fatalf("poll: %+v %v; want completed, exit 137", res, err)
