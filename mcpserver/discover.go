@@ -58,24 +58,18 @@ func (s *Server) answerStateless(w http.ResponseWriter, id json.RawMessage, meth
 		w.WriteHeader(http.StatusAccepted) // a notification
 		return
 	}
-	var resp map[string]any
-	if method == "server/discover" {
-		resp = map[string]any{"jsonrpc": "2.0", "id": id, "result": map[string]any{
-			"resultType":        "complete",
-			"supportedVersions": sessionVersions(),
-			"capabilities":      map[string]any{"tools": map[string]any{}},
-			"instructions":      instructions,
-			"_meta": map[string]any{mcp.MetaKeyServerInfo: map[string]any{
-				"name": "oh-bridge", "title": "OpenHands tools in the editor", "version": s.opts.Version}},
-		}}
-	} else {
-		resp = map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{
-			"code":    mcp.CodeUnsupportedProtocolVersion,
-			"message": "this endpoint serves MCP with sessions (one shell per agent): send initialize with one of the supported versions",
-			"data":    mcp.UnsupportedProtocolVersionData{Supported: sessionVersions(), Requested: protocolStateless},
-		}}
+	if method != "server/discover" {
+		writeJSON(w, http.StatusOK, rpcError(id, mcp.CodeUnsupportedProtocolVersion,
+			"this endpoint serves MCP with sessions (one shell per agent): send initialize with one of the supported versions",
+			mcp.UnsupportedProtocolVersionData{Supported: sessionVersions(), Requested: protocolStateless}))
+		return
 	}
-	b, _ := json.Marshal(resp)
-	w.Header().Set("Content-Type", "application/json")
-	w.Write(b)
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "result": map[string]any{
+		"resultType":        "complete",
+		"supportedVersions": sessionVersions(),
+		"capabilities":      map[string]any{"tools": map[string]any{}},
+		"instructions":      instructions,
+		"_meta":             map[string]any{mcp.MetaKeyServerInfo: s.implementation()},
+	}})
+	writeJSON(w, http.StatusOK, b)
 }

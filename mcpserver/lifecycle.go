@@ -69,24 +69,18 @@ func (w *watch) handler(next http.Handler) http.Handler {
 				refuse(rw, http.StatusRequestEntityTooLarge, err.Error())
 				return
 			}
-			if id, method, stateless := statelessRequest(r, body); stateless {
+			id, method, stateless := statelessRequest(r, body)
+			if stateless {
 				w.s.answerStateless(rw, id, method)
 				return
 			}
-			if isInitialize(body) && w.s.liveSessions() >= MaxSessions {
-				refuseRPC(rw, http.StatusServiceUnavailable, fmt.Sprintf("this endpoint already serves %d MCP sessions, each with its own shell: end one (its agent exits, or sends DELETE), or restart the endpoint (mcp/stop, mcp/start)", MaxSessions))
+			if method == "initialize" && w.s.liveSessions() >= MaxSessions {
+				writeJSON(rw, http.StatusServiceUnavailable, rpcError(nil, -32000, fmt.Sprintf("this endpoint already serves %d MCP sessions, each with its own shell: end one (its agent exits, or sends DELETE), or restart the endpoint (mcp/stop, mcp/start)", MaxSessions), nil))
 				return
 			}
-			// The SDK answers initialize with the new session's id.
-			rec := &headerSpy{ResponseWriter: rw}
-			next.ServeHTTP(rec, r)
-			if id := rec.Header().Get(sessionHeader); id != "" {
-				w.begin(id, false)
-				w.end(id, false)
-			}
-			return
 		}
 		if id == "" {
+			// A session is followed from its first request that names it.
 			next.ServeHTTP(rw, r)
 			return
 		}
@@ -164,17 +158,6 @@ func (w *watch) forget(id string) {
 	delete(w.sessions, id)
 }
 
-// headerSpy lets the wrapper read the headers the SDK set.
-type headerSpy struct{ http.ResponseWriter }
-
-func (h *headerSpy) Flush() {
-	if f, ok := h.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-func (h *headerSpy) Unwrap() http.ResponseWriter { return h.ResponseWriter }
-
 // peekBody reads a request's body and puts it back.
 func peekBody(r *http.Request) ([]byte, error) {
 	if r.Body == nil {
@@ -192,21 +175,22 @@ func peekBody(r *http.Request) ([]byte, error) {
 	return body, nil
 }
 
-// isInitialize says whether body is an initialize request.
-func isInitialize(body []byte) bool {
-	var m struct {
-		Method string `json:"method"`
+// rpcError is a JSON-RPC error response (id nil: JSON's null), which MCP
+// clients show as it is.
+func rpcError(id json.RawMessage, code int64, msg string, data any) []byte {
+	e := map[string]any{"code": code, "message": msg}
+	if data != nil {
+		e["data"] = data
 	}
-	return json.Unmarshal(body, &m) == nil && m.Method == "initialize"
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": e})
+	return b
 }
 
-// refuseRPC answers with a JSON-RPC error (id null), which MCP clients
-// show as it is.
-func refuseRPC(w http.ResponseWriter, code int, msg string) {
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": -32000, "message": msg}})
+// writeJSON answers an HTTP request with a JSON body.
+func writeJSON(w http.ResponseWriter, status int, body []byte) {
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	w.Write(b)
+	w.WriteHeader(status)
+	w.Write(body)
 }
 
 // idleConns closes the oldest keep-alive connection waiting for a request

@@ -69,7 +69,7 @@ func New(sess *session.Session, o Options) *Server {
 	}
 	s := &Server{sess: sess, opts: o, log: o.Logger.With("component", "mcp"), agents: map[*mcp.ServerSession]*session.Agent{}}
 	s.sdkLog = slog.New(quieter{o.Logger.With("component", "mcp-sdk").Handler(), slog.LevelWarn})
-	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "oh-bridge", Title: "OpenHands tools in the editor", Version: o.Version},
+	s.mcp = mcp.NewServer(s.implementation(),
 		&mcp.ServerOptions{
 			Instructions:              instructions,
 			Logger:                    s.sdkLog,
@@ -92,6 +92,12 @@ func New(sess *session.Session, o Options) *Server {
 		}, s.tool(d.Name))
 	}
 	return s
+}
+
+// implementation is who the server says it is, at initialize and at
+// server/discover.
+func (s *Server) implementation() *mcp.Implementation {
+	return &mcp.Implementation{Name: "oh-bridge", Title: "OpenHands tools in the editor", Version: s.opts.Version}
 }
 
 // tool handles calls of one tool.

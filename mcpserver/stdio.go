@@ -242,6 +242,5 @@ func cancelledID(m jsonrpc.Message) json.RawMessage {
 }
 
 func writeError(out io.Writer, code int64, msg string) {
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": msg}})
-	out.Write(append(b, '\n'))
+	out.Write(append(rpcError(nil, code, msg, nil), '\n'))
 }
