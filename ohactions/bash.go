@@ -158,9 +158,10 @@ func (r *Runtime) word(ra *runArgs, res *engine.Record) *Observation {
 			TimeoutMessageTemplate + "]"
 	}
 	// bash.py builds timeout observations without the action's hidden
-	// flag, so their output is cut even for a hidden action.
+	// flag, so their output is cut even for a hidden action, whose request
+	// asked the engine for none.
 	out := res.Output
-	if !res.Truncated {
+	if ra.hidden {
 		out = cut(out, false)
 	}
 	return cmdObservation(res.Command, out, md, false)
