@@ -15,7 +15,7 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const { isDeepStrictEqual } = require('node:util');
-const { setup, block, apply, traced, editorBridge, shellsUnder, untilStatus, done, check, finish } = require('./lib.cjs');
+const { setup, block, apply, traced, editorBridge, shellsUnder, leftovers, untilStatus, done, check, finish } = require('./lib.cjs');
 const model = require('./model-anthropic.cjs');
 
 const [bin, tmp] = process.argv.slice(2);
@@ -57,18 +57,6 @@ function toolName(body, short) {
   return want;
 }
 
-// sleepers is the pids of `sleep 30` processes working in ws.
-function sleepers(ws) {
-  const out = [];
-  for (const pid of fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
-    try {
-      const argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
-      if (argv[0] === 'sleep' && argv[1] === '30' && fs.readlinkSync(`/proc/${pid}/cwd`) === ws) out.push(pid);
-    } catch { /* gone */ }
-  }
-  return out;
-}
-
 async function transport(name) {
   const s = setup(tmp, `claude-${name}`);
   const started = Date.now();
@@ -104,7 +92,7 @@ async function transport(name) {
       return { tool: toolName(body, 'terminal'), input: { command: 'echo after-cancel' } };
     },
     (body) => {
-      seen.sleepersAfter = sleepers(s.ws);
+      seen.sleepersAfter = leftovers(s.ws, ['sleep', '30']);
       if (name !== 'http') return null;
       e.answer = (call) => (JSON.stringify(call).includes('refused.txt') ? 'reject_once' : 'allow_once');
       return { tool: toolName(body, 'file_editor'), input: { command: 'create', path: refused, file_text: 'no\n' } };
@@ -212,15 +200,9 @@ async function transport(name) {
   if (name === 'http') {
     // Claude Code does not DELETE its session at exit; the bridge ends a
     // session when the client's streams close.
-    let st;
-    const t0 = Date.now();
-    while (Date.now() - t0 < 15000) {
-      st = await e.status();
-      if (st.sessions === 0) break;
-      await new Promise((res) => setTimeout(res, 250));
-    }
-    seen.sessionsGone = { sessions: st.sessions, ms: Date.now() - t0 };
-    check(`${label} 10. mcp/status: sessions 0 within 15 s of claude's exit`, st.sessions === 0, { status: st, waitedMs: Date.now() - t0 });
+    const { status: st, ms } = await untilStatus(e, (x) => x.sessions === 0, 15000);
+    seen.sessionsGone = { sessions: st.sessions, ms };
+    check(`${label} 10. mcp/status: sessions 0 within 15 s of claude's exit`, st.sessions === 0, { status: st, waitedMs: ms });
     await e.close();
   }
   await m.close();

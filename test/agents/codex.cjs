@@ -14,7 +14,7 @@ const path = require('node:path');
 const lib = require('./lib.cjs');
 const model = require('./model-openai.cjs');
 
-const { setup, block, apply, traced, editorBridge, done, check, finish } = lib;
+const { setup, block, apply, traced, editorBridge, leftovers, untilStatus, done, check, finish } = lib;
 const [binArg, tmp] = process.argv.slice(2);
 if (!binArg || !tmp) {
   console.error('usage: node codex.cjs <oh-bridge binary> <temp dir>');
@@ -90,19 +90,6 @@ function codexEvents(stdout) {
 // item.completed of type mcp_tool_call).
 function mcpItems(events) {
   return events.filter((e) => e.type === 'item.completed' && e.item && e.item.type === 'mcp_tool_call').map((e) => e.item);
-}
-
-// leftovers are the processes still running a command in dir whose
-// command line is argv (e.g. ['sleep', '30']).
-function leftovers(dir, argv) {
-  const found = [];
-  for (const pid of fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
-    try {
-      const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
-      if (cmd.join(' ') === argv.join(' ') && fs.readlinkSync(`/proc/${pid}/cwd`) === dir) found.push(pid);
-    } catch { /* gone, or not ours to read */ }
-  }
-  return found;
 }
 
 async function session(transport) {
@@ -281,13 +268,8 @@ async function session(transport) {
     seen.asked = asked;
 
     // Codex ends its HTTP session at exit (it sends DELETE).
-    const t0 = Date.now();
-    let st = await e.status();
-    while (st.sessions !== 0 && Date.now() - t0 < 15000) {
-      await new Promise((r) => setTimeout(r, 100));
-      st = await e.status();
-    }
-    seen.sessionsGone = st.sessions === 0 ? Date.now() - t0 : undefined;
+    const { status: st, ms } = await untilStatus(e, (x) => x.sessions === 0, 15000);
+    seen.sessionsGone = st.sessions === 0 ? ms : undefined;
     check(`${label}: the bridge's MCP session ends when Codex exits`, st.sessions === 0, { sessions: st.sessions, agents: st.agents });
     await e.close();
   }

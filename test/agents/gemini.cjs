@@ -14,7 +14,7 @@
 'use strict';
 const fs = require('node:fs');
 const path = require('node:path');
-const { setup, block, apply, traced, editorBridge, done, check, finish, sleep } = require('./lib.cjs');
+const { setup, block, apply, traced, editorBridge, untilStatus, done, check, finish } = require('./lib.cjs');
 const model = require('./model-gemini.cjs');
 
 const [binArg, tmpArg] = process.argv.slice(2);
@@ -272,13 +272,7 @@ async function agentRun(transport) {
 
   // 10. The editor's session ends when the CLI has gone.
   if (transport === 'http') {
-    let status;
-    const until = Date.now() + 15000;
-    for (;;) {
-      status = await e.status();
-      if (status.sessions === 0 || Date.now() > until) break;
-      await sleep(250);
-    }
+    const { status } = await untilStatus(e, (x) => x.sessions === 0, 15000);
     check(`${label}: the bridge ends the CLI's MCP session after it exits (mcp/status sessions 0 within 15 s)`, status.sessions === 0, status);
     await e.close();
     check(`${label}: the editor bridge logged no error`, e.stderr() === '', e.stderr());

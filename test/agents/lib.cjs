@@ -170,6 +170,19 @@ function shellsUnder(pid) {
   return Object.keys(parent).filter((p) => under(p) && /^(bash|zsh)$/.test(comm[p]));
 }
 
+// leftovers are the processes still running a command in dir whose
+// command line is argv (e.g. ['sleep', '30']).
+function leftovers(dir, argv) {
+  const found = [];
+  for (const pid of fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+      if (cmd.join(' ') === argv.join(' ') && fs.readlinkSync(`/proc/${pid}/cwd`) === dir) found.push(pid);
+    } catch { /* gone, or not ours to read */ }
+  }
+  return found;
+}
+
 // untilStatus polls the editor's mcp/status until pred holds or ms pass.
 async function untilStatus(e, pred, ms) {
   const t0 = Date.now();
@@ -190,4 +203,4 @@ function done(out, ws, python, code = 0) {
 // The terminal tool's text for a command that ran in a new shell has
 // OpenHands' reset line first; none of these tests ends a shell.
 
-module.exports = { setup, block, apply, fill, run, traced, editorBridge, shellsUnder, untilStatus, done, check, finish, sleep, repo, agentBin };
+module.exports = { setup, block, apply, fill, run, traced, editorBridge, shellsUnder, leftovers, untilStatus, done, check, finish, sleep, repo, agentBin };
