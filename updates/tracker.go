@@ -1,7 +1,6 @@
 package updates
 
 import (
-	"context"
 	"encoding/json"
 	"regexp"
 	"strconv"
@@ -142,44 +141,6 @@ func Title(tool string, args json.RawMessage, fallback string) string {
 		return Heading(p.Action.Title)
 	}
 	return fallback
-}
-
-// ToolCallID is the conversation's id for a call the session is about to
-// run (to ask the person about it), or "" when no action matches yet.
-func (t *Tracker) ToolCallID(tool string, args json.RawMessage) string {
-	key := callKey(tool, args)
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for _, c := range t.waiting {
-		if c.key == key {
-			return c.id
-		}
-	}
-	return ""
-}
-
-// AwaitToolCallID is ToolCallID for a call the session is about to ask
-// the person about, waiting up to wait for the agent-server's event that
-// announces it (it may trail the call by a moment); without one it is the
-// session's own id for the call.
-func (t *Tracker) AwaitToolCallID(ctx context.Context, req session.PermissionRequest, wait time.Duration) string {
-	if req.Tool == "" {
-		return req.ToolCallID
-	}
-	deadline := time.Now().Add(wait)
-	for {
-		if id := t.ToolCallID(req.Tool, req.RawInput); id != "" {
-			return id
-		}
-		if time.Now().After(deadline) {
-			return req.ToolCallID
-		}
-		select {
-		case <-ctx.Done():
-			return req.ToolCallID
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
 }
 
 // event is the part of an agent-server event the tracker reads.
@@ -393,232 +354,6 @@ func Heading(s string) string {
 	return s
 }
 
-// callKey is session.CallKey; arguments that are not JSON are keyed as
-// they are, so such a call still meets its twin.
-func callKey(tool string, args json.RawMessage) string {
-	if key, ok := session.CallKey(tool, args); ok {
-		return key
-	}
-	return tool + "\x00" + string(args)
-}
-
-// bindEarly matches an action with a session call that started first.
-func (t *Tracker) bindEarly(c *call) bool {
-	now := time.Now()
-	keep := t.early[:0]
-	bound := false
-	for _, e := range t.early {
-		switch {
-		case !bound && e.key == c.key:
-			bound = true
-			t.start(c, e.ev)
-			if e.out.Len() > 0 {
-				// What the command printed before its action arrived.
-				c.out = e.out
-				if c.display {
-					c.unsent = []byte(e.out.String())
-				}
-				t.flushNow(c)
-			}
-			if e.end != nil {
-				delete(t.live, e.ev.ID)
-				t.ended(c, *e.end)
-			}
-		case now.Sub(e.seen) < earlyTTL:
-			keep = append(keep, e)
-		}
-	}
-	t.early = keep
-	return bound
-}
-
-// sessionCall takes the start or end of a call the session runs.
-func (t *Tracker) sessionCall(ev session.CallEvent) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if ev.Ended {
-		if c := t.live[ev.ID]; c != nil {
-			delete(t.live, ev.ID)
-			t.ended(c, ev)
-		}
-		for _, e := range t.early {
-			if e.ev.ID == ev.ID {
-				// Its action may still come: it then completes the card
-				// with what the session saw. Its terminal's next output
-				// is another command's.
-				e.end = &ev
-				if t.unbound[e.ev.TerminalID] == e {
-					delete(t.unbound, e.ev.TerminalID)
-				}
-				break
-			}
-		}
-		return
-	}
-	key := callKey(ev.Tool, ev.Args)
-	for i, c := range t.waiting {
-		if c.key == key {
-			t.waiting = append(t.waiting[:i], t.waiting[i+1:]...)
-			t.start(c, ev)
-			return
-		}
-	}
-	e := &early{ev: ev, key: key, seen: time.Now()}
-	t.early = append(t.early, e)
-	if ev.Tool == "terminal" && ev.TerminalID != "" {
-		t.unbound[ev.TerminalID] = e
-	}
-}
-
-// start marks a call as running in the session.
-func (t *Tracker) start(c *call, ev session.CallEvent) {
-	t.live[ev.ID] = c
-	if e := t.unbound[ev.TerminalID]; e != nil && e.ev.ID == ev.ID {
-		delete(t.unbound, ev.TerminalID)
-	}
-	u := &ToolCall{SessionUpdate: "tool_call_update", ToolCallID: c.id, Status: "in_progress"}
-	if c.tool == "terminal" {
-		c.terminal = ev.TerminalID
-		if prev := t.running[ev.TerminalID]; prev != nil && prev != c {
-			t.flushNow(prev)
-		}
-		t.running[ev.TerminalID] = c
-		u.Meta = &Meta{OhBridge: MetaFields{Tool: c.tool, TerminalID: ev.TerminalID}}
-	}
-	if ev.Path != "" {
-		c.path = ev.Path
-		u.Locations = []Location{{Path: ev.Path}}
-	}
-	t.emit(u)
-}
-
-// ended records how the session's call ended; the observation event that
-// follows completes the card.
-func (t *Tracker) ended(c *call, ev session.CallEvent) {
-	c.end = &ev
-	// The terminal's output reaches the tracker on its own goroutine and
-	// may trail the call's end: the card keeps taking it until the
-	// command's end mark, or until another call runs there.
-	// Whether the end was delivered already cannot be told from here (the
-	// events may not have reached the command's start either): a
-	// terminal's text is only ever its commands', and the next call on the
-	// terminal takes it over.
-	if c.terminal != "" && (ev.Observation == nil || ev.Observation.Command == nil || !ev.Observation.Command.Running()) {
-		c.awaitEnd = true
-	}
-}
-
-// terminal takes a terminal's events: a running command's text goes to
-// its card, and the command's end (the terminal idle, or dead) completes
-// a card that awaits it. The terminal parsed the stream and checked its
-// marks: a program cannot end a card by printing a look-alike.
-func (t *Tracker) terminal(ev session.TerminalEvent) {
-	var out string
-	ended := false
-	switch {
-	case ev.Text != nil:
-		out = ev.Text.Text
-		if ev.Text.Lost > 0 {
-			out = "\n[… " + strconv.FormatInt(ev.Text.Lost, 10) + " bytes not shown: the view fell behind]\n" + out
-		}
-	case ev.State != nil:
-		ended = ev.State.State == session.TerminalIdle || ev.State.State == session.TerminalDead
-	}
-	if out == "" && !ended {
-		return
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	c := t.running[ev.TerminalID]
-	if c == nil || c.over {
-		if e := t.unbound[ev.TerminalID]; e != nil && out != "" {
-			e.out.write(out, t.opts.MaxOutput)
-		}
-		return
-	}
-	if out != "" {
-		c.out.write(out, t.opts.MaxOutput)
-		if c.display {
-			c.unsent = bounded(append(c.unsent, out...), t.opts.MaxOutput)
-		}
-		if c.flush == nil {
-			c.flush = time.AfterFunc(t.opts.Throttle, func() { t.flushOutput(c) })
-		}
-	}
-	if ended && c.awaitEnd {
-		delete(t.running, ev.TerminalID)
-		t.flushNow(c)
-	}
-}
-
-func (t *Tracker) flushOutput(c *call) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if c.flush == nil || c.over {
-		return
-	}
-	c.flush = nil
-	t.emitOutput(c)
-}
-
-// flushNow sends the output a throttled update holds back, at once.
-func (t *Tracker) flushNow(c *call) {
-	if c.over || (c.flush == nil && !c.pending()) {
-		return
-	}
-	if c.flush != nil {
-		c.flush.Stop()
-		c.flush = nil
-	}
-	t.emitOutput(c)
-}
-
-// pending says the card has output it has not shown.
-func (c *call) pending() bool {
-	if c.display {
-		return len(c.unsent) > 0
-	}
-	return c.sent != c.out.String()
-}
-
-func (t *Tracker) emitOutput(c *call) {
-	if c.display {
-		data := string(c.unsent)
-		c.unsent = c.unsent[:0]
-		t.appendOutput(c, data)
-		return
-	}
-	text := c.out.String()
-	c.sent = text
-	t.emit(&ToolCall{SessionUpdate: "tool_call_update", ToolCallID: c.id, Content: textContent(text)})
-}
-
-// appendOutput appends data to the call's display terminal.
-func (t *Tracker) appendOutput(c *call, data string) {
-	if data == "" {
-		return
-	}
-	if c.shownAll && len(c.shown)+len(data) <= showLimit {
-		c.shown = append(c.shown, data...)
-	} else {
-		c.shown, c.shownAll = nil, false
-	}
-	t.emit(&ToolCall{SessionUpdate: "tool_call_update", ToolCallID: c.id,
-		Meta: &Meta{TerminalOutput: &TerminalOutputMeta{TerminalID: c.id, Data: data}}})
-}
-
-// bounded keeps the end of a display terminal's unsent output when a
-// command prints faster than the client is sent it: its last lines, after
-// a line saying how much was left out.
-func bounded(b []byte, limit int) []byte {
-	if len(b) <= limit {
-		return b
-	}
-	cut := cutAt(b, len(b)-limit/2)
-	out := []byte("\n[… " + strconv.Itoa(cut) + " bytes not shown: the view fell behind]\n")
-	return append(out, b[cut:]...)
-}
-
 var exitCodeRE = regexp.MustCompile(`\[The command completed with exit code (-?\d+)\.\]`)
 
 // observation completes a call with what the agent saw, and what the
@@ -776,33 +511,6 @@ func (t *Tracker) fail(id, why string) {
 	t.emit(u)
 }
 
-// endDisplay makes u, a command's last update, end its display terminal:
-// the card keeps the terminal (followed by u's text, why it failed) and
-// the terminal exits with the command's code (nil when unknown). As
-// claude-agent-acp does, the output it still lacked went in an update of
-// its own before.
-func endDisplay(c *call, u *ToolCall, code *int) {
-	u.Content = append([]ToolCallContent{terminalContent(c.id)}, u.Content...)
-	u.Meta = &Meta{TerminalExit: &TerminalExitMeta{TerminalID: c.id, ExitCode: code}}
-}
-
-// rest is what a display terminal still lacks of the output the agent
-// received: the record's output past what the terminal was sent, when the
-// one continues the other (the terminal's text can trail the call's end,
-// and the completion closes the card). When they differ otherwise (the
-// record is cut, or drawn as a terminal pane shows it) the terminal keeps
-// what it has.
-func rest(c *call, record string) string {
-	if !c.shownAll {
-		return ""
-	}
-	shown := string(c.shown)
-	if strings.HasPrefix(record, shown) {
-		return record[len(shown):]
-	}
-	return ""
-}
-
 // finish closes a call's card before its final update: its live output
 // stops, and a throttled update it still holds is dropped, so nothing
 // follows the completion.
@@ -814,14 +522,5 @@ func (t *Tracker) finish(c *call) {
 	}
 	if c.terminal != "" && t.running[c.terminal] == c {
 		delete(t.running, c.terminal)
-	}
-}
-
-func (t *Tracker) unwait(c *call) {
-	for i, w := range t.waiting {
-		if w == c {
-			t.waiting = append(t.waiting[:i], t.waiting[i+1:]...)
-			return
-		}
 	}
 }
