@@ -1,8 +1,11 @@
 package handlers_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"net"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -83,5 +86,74 @@ func TestConnectV1Failures(t *testing.T) {
 	err = client.Call(ctxT(t), "openhands/pause", map[string]any{}, nil)
 	if !errors.As(err, &e) || e.Code != 1019 || !strings.Contains(e.Message, "run openhands/connect first") {
 		t.Fatalf("pause without a connection: %v", err)
+	}
+}
+
+// TestListConversations: openhands/list_conversations answers this
+// workspace's conversations on the agent-server, the latest active first,
+// and none of another directory's; its failures keep their kinds.
+func TestListConversations(t *testing.T) {
+	p := agentservertest.Start(t)
+	root := t.TempDir()
+	_, client := serve(t, handlers.Config{Roots: []string{root}})
+	client.Initialize(ctxT(t), nil)
+
+	start := func(dir string) string {
+		body, _ := json.Marshal(map[string]any{
+			"agent":     map[string]any{"kind": "Agent", "llm": map[string]any{"model": "stand-in/scripted"}, "tools": []any{}},
+			"workspace": map[string]any{"kind": "LocalWorkspace", "working_dir": dir},
+		})
+		resp, err := http.Post(p.URL+"/api/conversations", "application/json", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var info struct {
+			ID string `json:"id"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&info); err != nil || resp.StatusCode != http.StatusCreated {
+			t.Fatalf("starting a conversation: HTTP %d, %v", resp.StatusCode, err)
+		}
+		return info.ID
+	}
+	first := start(root)
+	start(t.TempDir())
+	second := start(root + "/")
+
+	var res struct {
+		Conversations []struct {
+			ConversationID, WorkingDir, UpdatedAt string
+		}
+		Next string
+	}
+	if err := client.Call(ctxT(t), "openhands/list_conversations", map[string]any{"serverUrl": p.URL}, &res); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, c := range res.Conversations {
+		if c.WorkingDir != root || c.UpdatedAt == "" {
+			t.Errorf("listed %+v: want working dir %s and a time", c, root)
+		}
+		ids = append(ids, c.ConversationID)
+	}
+	if strings.Join(ids, ",") != second+","+first || res.Next != "" {
+		t.Fatalf("listed %v (next %q); want [%s %s], the latest first", ids, res.Next, second, first)
+	}
+
+	var e *rpc.Error
+	if err := client.Call(ctxT(t), "openhands/list_conversations", map[string]any{"serverUrl": "localhost:8000"}, nil); !errors.As(err, &e) || e.Code != rpc.CodeInvalidParams {
+		t.Fatalf("a URL without a scheme: %v", err)
+	}
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := l.Addr().String()
+	l.Close()
+	err := client.Call(ctxT(t), "openhands/list_conversations", map[string]any{"serverUrl": "http://" + addr}, nil)
+	if !errors.As(err, &e) || e.Code != 1019 || !strings.Contains(string(*e.Data), `"kind":"server_unreachable"`) {
+		t.Fatalf("no server: got %v, want 1019 server_unreachable", err)
+	}
+	// The connection serves on.
+	var st map[string]any
+	if err := client.Call(ctxT(t), "openhands/status", nil, &st); err != nil || st["state"] != "disconnected" {
+		t.Fatalf("status after the listings: %v (%v)", st, err)
 	}
 }

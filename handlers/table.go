@@ -81,6 +81,8 @@ func (h *Handlers) Methods() map[string]rpc.Method {
 		"openhands/resume":       {Class: rpc.Concurrent, Handle: handle(h.resume)},
 		"openhands/interrupt":    {Class: rpc.Concurrent, Handle: handle(h.interrupt)},
 
+		"openhands/list_conversations": {Class: rpc.Concurrent, Handle: handle(h.listConversations)},
+
 		"mcp/start":  {Class: rpc.Concurrent, Handle: handle(h.mcpStart)},
 		"mcp/stop":   {Class: rpc.Concurrent, Handle: handle(h.mcpStop)},
 		"mcp/status": {Class: rpc.Concurrent, Handle: handle(h.mcpStatus)},

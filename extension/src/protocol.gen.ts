@@ -33,6 +33,7 @@ export interface BridgeRequests {
   'openhands/disconnect': { params: NoParams; result: Status };
   'openhands/execute_action': { params: ExecuteActionParams; result: ExecuteActionResult };
   'openhands/interrupt': { params: NoParams; result: unknown };
+  'openhands/list_conversations': { params: ListConversationsParams; result: ListConversationsResult };
   'openhands/pause': { params: NoParams; result: unknown };
   'openhands/resume': { params: NoParams; result: unknown };
   'openhands/send_message': { params: SendMessageParams; result: unknown };
@@ -133,6 +134,18 @@ export interface ContentBlock {
 export interface ContentChange {
   range?: TextRange | null;
   text?: string;
+}
+
+/**
+ * ConversationSummary is one earlier conversation of this workspace on
+ * the agent-server.
+ */
+export interface ConversationSummary {
+  conversationId: string;
+  title?: string;
+  /** UpdatedAt is when it last changed (ISO 8601), for "2 hours ago". */
+  updatedAt?: string;
+  workingDir: string;
 }
 
 export interface DeleteParams {
@@ -301,6 +314,20 @@ export interface InitializeResult {
   capabilities: Record<string, unknown> | null;
   serverInfo: ServerInfo;
   protocolVersion: number;
+}
+
+export interface ListConversationsParams {
+  serverUrl?: string;
+  sessionApiKey?: string;
+  headers?: Record<string, string> | null;
+  /** Cursor continues a listing where the last page ended (its next). */
+  cursor?: string;
+}
+
+export interface ListConversationsResult {
+  conversations: ConversationSummary[] | null;
+  /** Next, when set, is the cursor of the next page. */
+  next?: string;
 }
 
 export interface ListDirectoryParams {
