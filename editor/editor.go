@@ -363,7 +363,16 @@ func (e *Editor) readError(t target, err error) error {
 		return &ToolError{Kind: KindIsDirectory, Path: p, Err: err, Message: fmt.Sprintf(
 			"Invalid `path` parameter: %s. The path %s is a directory and only the `view` command can be used on directories.", p, p)}
 	}
-	return &ToolError{Kind: KindIO, Path: p, Err: err, Message: fmt.Sprintf("Ran into %v while trying to read %s", err, p)}
+	return &ToolError{Kind: faultKind(err), Path: p, Err: err, Message: fmt.Sprintf("Ran into %s while trying to read %s", pyError(err, p, ""), p)}
+}
+
+// pyError is what Python's {e} says of err (pyOSError), or the bridge's
+// own words when err carries no errno.
+func pyError(err error, name, renamedTo string) string {
+	if s, ok := pyOSError(err, name, renamedTo); ok {
+		return s
+	}
+	return err.Error()
 }
 
 func (e *Editor) tooLarge(t target, size int64, err error) *ToolError {
@@ -401,7 +410,15 @@ func (e *Editor) write(ctx context.Context, t target, newRaw, expectVersion stri
 		return "", &ToolError{Kind: KindIO, Path: t.display, Err: err, Message: fmt.Sprintf(
 			"Ran into [Errno 2] No such file or directory: %s while trying to write to %s", pytext.Repr(missing), t.display)}
 	}
-	return "", &ToolError{Kind: KindIO, Path: t.display, Err: err, Message: fmt.Sprintf("Ran into %v while trying to write to %s", err, t.display)}
+	// A fault keeps its kind (no_space, read_only_file_system, ...) and its
+	// text is Python's: OHEditor opens the path itself, FileEditor first a
+	// temporary file beside it, which it then renames over the path.
+	opened, renamedTo := t.display, ""
+	if e.opts.Dialect == FileEditor {
+		opened, renamedTo = pyTempName(t.display), t.display
+	}
+	return "", &ToolError{Kind: faultKind(err), Path: t.display, Err: err, Message: fmt.Sprintf(
+		"Ran into %s while trying to write to %s", pyError(err, opened, renamedTo), t.display)}
 }
 
 // historyFor returns path's history, discarding it when the file's current

@@ -25,7 +25,11 @@ const (
 	KindNewStrEqualsOldStr   = "new_str_equals_old_str"
 	KindNoEditHistory        = "no_edit_history"
 	KindChangedOutsideEditor = "changed_outside_editor"
-	KindIO                   = "io_error"
+	// KindIO is a read or write that failed for a reason with no kind of
+	// its own; a disk fault keeps workspace's kind (no_space,
+	// read_only_file_system, access_denied, ...), and the ToolError's Err
+	// is the *workspace.IOError.
+	KindIO = "io_error"
 )
 
 // ToolError is an editor failure whose Message is exactly the text OHEditor
@@ -43,8 +47,10 @@ func (e *ToolError) Error() string { return e.Message }
 func (e *ToolError) Unwrap() error { return e.Err }
 
 // Data is what a caller may add to a wire error beside the kind and the
-// message: the path, the lines of a non-unique old_str, and for a file that
-// is not text, what package workspace reports (size and limit, or offset).
+// message: the path, the lines of a non-unique old_str, and what package
+// workspace reports of the error underneath: for a file that is not text
+// its size and limit, or offset; for a disk fault its op and whether the
+// old content is unchanged.
 func (e *ToolError) Data() map[string]any {
 	d := map[string]any{}
 	if e.Path != "" {
@@ -54,8 +60,16 @@ func (e *ToolError) Data() map[string]any {
 		d["lines"] = e.Lines
 	}
 	var notText *workspace.NotTextError
-	if errors.As(e.Err, &notText) {
-		for k, v := range notText.Data() {
+	var fault *workspace.IOError
+	var under interface{ Data() map[string]any }
+	switch {
+	case errors.As(e.Err, &notText):
+		under = notText
+	case errors.As(e.Err, &fault):
+		under = fault
+	}
+	if under != nil {
+		for k, v := range under.Data() {
 			if k != "path" {
 				d[k] = v
 			}

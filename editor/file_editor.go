@@ -29,7 +29,7 @@ func (e *Editor) viewImage(ctx context.Context, t target, mime string) (*Result,
 		if te, ok := e.readError(t, err).(*ToolError); ok && te.Kind == KindTooLarge {
 			return nil, te
 		}
-		return nil, &ToolError{Kind: KindIO, Path: t.display, Err: err, Message: fmt.Sprintf(
+		return nil, &ToolError{Kind: faultKind(err), Path: t.display, Err: err, Message: fmt.Sprintf(
 			"Failed to read image file %s: %v", t.display, err)}
 	}
 	return &Result{
