@@ -127,13 +127,27 @@ func (s *Server) tool(name string) mcp.ToolHandler {
 				// result for a cancelled request.
 				return nil, ctx.Err()
 			}
-			return failure(err.Error()), nil
+			r := failure(err.Error())
+			var k interface{ Kind() string }
+			if errors.As(err, &k) {
+				r.Meta = mcp.Meta{ErrorMetaKey: map[string]any{"kind": k.Kind()}}
+			}
+			return r, nil
 		}
 		return result(obs), nil
 	}
 }
 
-// result is an observation as MCP content: OpenHands' texts, and images.
+// ErrorMetaKey is the key of a failed call's _meta that says what kind of
+// error its text reports: {"kind", and for a disk fault "path", "op",
+// "unchanged"}, the kind and data the editor's face gives in error.data.
+// Not structuredContent: some clients hand the model structuredContent in
+// place of the text, and the agent must read OpenHands' words; _meta is
+// for the client alone.
+const ErrorMetaKey = "oh-bridge/error"
+
+// result is an observation as MCP content: OpenHands' texts, and images;
+// an error's kind goes in _meta.
 func result(obs *ohtools.Observation) *mcp.CallToolResult {
 	r := &mcp.CallToolResult{IsError: obs.IsError, Content: make([]mcp.Content, 0, len(obs.Content))}
 	for _, c := range obs.Content {
@@ -142,6 +156,9 @@ func result(obs *ohtools.Observation) *mcp.CallToolResult {
 			continue
 		}
 		r.Content = append(r.Content, &mcp.TextContent{Text: c.Text})
+	}
+	if obs.IsError && obs.Error != nil {
+		r.Meta = mcp.Meta{ErrorMetaKey: obs.Error.Fields()}
 	}
 	return r
 }

@@ -59,13 +59,17 @@ func (a *Toolbox) fileEditor(ctx context.Context, args *fileEditorArgs) (*Observ
 		if ctx.Err() != nil {
 			return nil, err
 		}
+		// OHEditor's text for its own errors; for containment or an editor
+		// that declined the edit, the bridge's own words, which name the
+		// path and what to do. Either way the kind rides along.
+		text := err.Error()
 		var te *editor.ToolError
 		if errors.As(err, &te) {
-			return errorObservation(te.Message), nil
+			text = te.Message
 		}
-		// Containment, an editor that declined the edit: the bridge's own
-		// words, which name the path and what to do.
-		return errorObservation(err.Error()), nil
+		obs := errorObservation(text)
+		obs.Error = errorInfo(err)
+		return obs, nil
 	}
 	obs := textObservation(res.Output)
 	if res.Image != nil {

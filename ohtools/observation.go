@@ -1,9 +1,11 @@
 package ohtools
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/oh-bridge/oh-bridge/editor"
 	"github.com/oh-bridge/oh-bridge/engine"
 	"github.com/oh-bridge/oh-bridge/pytext"
 )
@@ -23,6 +25,48 @@ type Observation struct {
 	Edit     *EditInfo
 	Tasks    []Task // task_tracker: the list after the call
 	Rejected bool   // the user refused the call
+	// Error says what kind of error an error observation reports, when
+	// the failure has a kind; the agent reads only the text.
+	Error *ErrorInfo
+}
+
+// ErrorInfo is an error's kind, the word error.data.kind has on the
+// editor's face ("no_space", "read_only_file_system", "old_str_not_found",
+// ...), and what else the error says: for a disk fault its path, op and
+// whether the old content is unchanged.
+type ErrorInfo struct {
+	Kind string
+	Data map[string]any
+}
+
+// Fields are the kind and the data in one object, as the faces carry it:
+// {"kind": "no_space", "path": ..., "op": "write", "unchanged": true}.
+func (e *ErrorInfo) Fields() map[string]any {
+	m := make(map[string]any, len(e.Data)+1)
+	for k, v := range e.Data {
+		m[k] = v
+	}
+	m["kind"] = e.Kind
+	return m
+}
+
+// errorInfo is what err says of its kind and data, or nil when it has no
+// kind: an *editor.ToolError, or a domain error with Kind and Data methods.
+func errorInfo(err error) *ErrorInfo {
+	var te *editor.ToolError
+	if errors.As(err, &te) {
+		return &ErrorInfo{Kind: te.Kind, Data: te.Data()}
+	}
+	var k interface{ Kind() string }
+	if !errors.As(err, &k) {
+		return nil
+	}
+	info := &ErrorInfo{Kind: k.Kind()}
+	var d interface{ Data() map[string]any }
+	if errors.As(err, &d) {
+		info.Data = d.Data()
+	}
+	return info
 }
 
 // Content is one block: text, or an image.

@@ -1,0 +1,105 @@
+//go:build linux
+
+package mcpserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sys/unix"
+
+	"github.com/oh-bridge/oh-bridge/mcpserver"
+	"github.com/oh-bridge/oh-bridge/session"
+	"github.com/oh-bridge/oh-bridge/shellint"
+)
+
+// faultyDisk mounts a tmpfs with these options on a fresh directory for
+// the test's duration, as workspace/faults_test.go does: outside CI a test
+// that cannot mount is skipped, saying why; with CI=true it fails.
+func faultyDisk(t *testing.T, opts string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, opts); err != nil {
+		msg := "cannot mount a tmpfs (" + err.Error() + "): run the tests as root, or in a container with CAP_SYS_ADMIN"
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	t.Cleanup(func() { unix.Unmount(dir, unix.MNT_DETACH) })
+	return dir
+}
+
+// TestFileEditorDiskFaults: file_editor on a full disk and on a read-only
+// one answers the SDK's FileEditor text, Python's OSError in it, and says
+// the fault's kind, op and unchanged in the result's _meta; the file keeps
+// its bytes.
+func TestFileEditorDiskFaults(t *testing.T) {
+	cases := []struct {
+		name     string
+		size     string
+		readOnly bool
+		newStr   string
+		kind     string
+		want     func(path string) *regexp.Regexp
+	}{
+		{"disk full", "size=512k", false, strings.Repeat("x", 1<<20), "no_space", func(p string) *regexp.Regexp {
+			return regexp.MustCompile("^" + regexp.QuoteMeta("Ran into [Errno 28] No space left on device while trying to write to "+p) + "$")
+		}},
+		// FileEditor opens a temporary file beside the path, a random name
+		// of Python's tempfile alphabet.
+		{"read-only file system", "size=1m", true, "beta", "read_only_file_system", func(p string) *regexp.Regexp {
+			return regexp.MustCompile("^" + regexp.QuoteMeta("Ran into [Errno 30] Read-only file system: '"+filepath.Dir(p)+"/.a.txt.") +
+				"[a-z0-9_]{8}" + regexp.QuoteMeta(".tmp' while trying to write to "+p) + "$")
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			root := faultyDisk(t, c.size)
+			p := filepath.Join(root, "a.txt")
+			if err := os.WriteFile(p, []byte("alpha\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if c.readOnly {
+				if err := unix.Mount("", root, "", unix.MS_REMOUNT|unix.MS_RDONLY, ""); err != nil {
+					t.Fatalf("remount read-only: %v", err)
+				}
+			}
+			sess, err := session.New(session.Options{Roots: []string{root}, ShellMode: shellint.ModeNoRC})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { sess.Close(context.Background()) })
+			cl := connect(t, mcpserver.New(sess, mcpserver.Options{Version: "test"}), "faults")
+			r, err := cl.CallTool(context.Background(), &mcp.CallToolParams{Name: "file_editor", Arguments: map[string]any{
+				"command": "str_replace", "path": p, "old_str": "alpha", "new_str": c.newStr}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !r.IsError || !c.want(p).MatchString(text(r)) {
+				t.Errorf("isError %v, text %q; want an error matching %s", r.IsError, text(r), c.want(p))
+			}
+			// What the client received, as JSON: _meta["oh-bridge/error"].
+			raw, _ := json.Marshal(r.Meta)
+			var meta map[string]struct {
+				Kind      string `json:"kind"`
+				Op        string `json:"op"`
+				Unchanged bool   `json:"unchanged"`
+				Path      string `json:"path"`
+			}
+			json.Unmarshal(raw, &meta)
+			if got := meta[mcpserver.ErrorMetaKey]; got.Kind != c.kind || got.Op != "write" || !got.Unchanged || got.Path != p {
+				t.Errorf("_meta = %s; want %q: {kind %s, op write, unchanged true, path %s}", raw, mcpserver.ErrorMetaKey, c.kind, p)
+			}
+			if got, _ := os.ReadFile(p); string(got) != "alpha\n" {
+				t.Errorf("a.txt = %q after the failed edit, want its old content", got)
+			}
+		})
+	}
+}
