@@ -95,7 +95,7 @@ func (r *Runtime) read(ctx context.Context, a *Action) (*Observation, error) {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			return readObservation(path, "ERROR:\n"+r.editorErrorText(path, err), "oh_aci"), nil
+			return withFault(readObservation(path, "ERROR:\n"+r.editorErrorText(path, err), "oh_aci"), err), nil
 		}
 		return readObservation(path, res.Output, "oh_aci"), nil
 	}
@@ -123,7 +123,7 @@ func (r *Runtime) read(ctx context.Context, a *Action) (*Observation, error) {
 		if errors.As(err, &nt) && nt.Reason == workspace.NotTextInvalidUTF8 {
 			return errorObservation("File could not be decoded as utf-8: " + target + "."), nil
 		}
-		return errorObservation(err.Error()), nil
+		return withFault(errorObservation(err.Error()), err), nil
 	}
 	start, err := a.integer("start", 0)
 	if err != nil {
@@ -261,7 +261,7 @@ func (r *Runtime) write(ctx context.Context, a *Action) (*Observation, error) {
 			if errors.As(err, &nt) && nt.Reason == workspace.NotTextInvalidUTF8 {
 				return errorObservation("File could not be decoded as utf-8: " + target), nil
 			}
-			return errorObservation(err.Error()), nil
+			return withFault(errorObservation(err.Error()), err), nil
 		}
 		for _, l := range insertLines(insert, splitLinesKeepEnds(text), start, end) {
 			b.WriteString(l)
@@ -271,7 +271,9 @@ func (r *Runtime) write(ctx context.Context, a *Action) (*Observation, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return errorObservation(err.Error()), nil
+		// OpenHands' runtime answered HTTP 500 here; the bridge's words
+		// name the cause and the fix.
+		return withFault(errorObservation(err.Error()), err), nil
 	}
 	if !exists {
 		if err := os.Chmod(resolved, 0o664); err != nil {
@@ -347,7 +349,7 @@ func (r *Runtime) edit(ctx context.Context, a *Action) (*Observation, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return editObservation(path, "ERROR:\n"+r.editorErrorText(path, err), req.OldStr, req.NewStr, ""), nil
+		return withFault(editObservation(path, "ERROR:\n"+r.editorErrorText(path, err), req.OldStr, req.NewStr, ""), err), nil
 	}
 	if res.Output == "" {
 		return editObservation(path, "", req.OldStr, req.NewStr, ""), nil
@@ -363,4 +365,27 @@ func pyInt(s string) (int, error) {
 		return 0, strconv.ErrSyntax
 	}
 	return strconv.Atoi(strings.ReplaceAll(t, "_", ""))
+}
+
+// FaultExtra is the extras key an observation of a disk fault adds to
+// OpenHands' own: {kind, path, op, unchanged}, the kind and data the
+// editor's face gives in error.data ("no_space", "read_only_file_system",
+// ...). Other failures keep extras exactly OpenHands'.
+const FaultExtra = "oh_bridge_error"
+
+// withFault adds FaultExtra to o when err is a disk fault.
+func withFault(o *Observation, err error) *Observation {
+	var fault *workspace.IOError
+	if !errors.As(err, &fault) {
+		return o
+	}
+	d := Object{{"kind", fault.Kind()}}
+	var te *editor.ToolError
+	path := fault.Path
+	if errors.As(err, &te) && te.Path != "" {
+		path = te.Path // the path as the agent gave it
+	}
+	d = append(d, Field{"path", path}, Field{"op", fault.Op}, Field{"unchanged", fault.Unchanged})
+	o.Extras = append(o.Extras, Field{FaultExtra, d})
+	return o
 }
