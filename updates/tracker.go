@@ -373,6 +373,12 @@ func (t *Tracker) observation(e *event) {
 	if e.Observation.IsError {
 		u.Status = "failed"
 		u.Content = textContent(obsText)
+		if c.end != nil && c.end.Observation != nil && c.end.Observation.Error != nil {
+			// It failed here: what kind of error, as the editor's face
+			// says it in error.data ({kind, path, op, unchanged} for a
+			// disk fault).
+			u.RawOutput = map[string]any{"error": c.end.Observation.Error.Fields()}
+		}
 		if c.display {
 			endDisplay(c, u, nil)
 		}

@@ -1,0 +1,171 @@
+//go:build linux
+
+package acp_test
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/oh-bridge/oh-bridge/acp"
+	"github.com/oh-bridge/oh-bridge/agentserver/agentservertest"
+	"github.com/oh-bridge/oh-bridge/mcpserver"
+	"github.com/oh-bridge/oh-bridge/rpc"
+	"github.com/oh-bridge/oh-bridge/rpc/rpctest"
+	"github.com/oh-bridge/oh-bridge/session"
+)
+
+// faultyDisk mounts a tmpfs with these options on a fresh directory for
+// the test's duration, as workspace/faults_test.go does: outside CI a test
+// that cannot mount is skipped, saying why; with CI=true it fails.
+func faultyDisk(t *testing.T, opts string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, opts); err != nil {
+		msg := "cannot mount a tmpfs (" + err.Error() + "): run the tests as root, or in a container with CAP_SYS_ADMIN"
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	t.Cleanup(func() { unix.Unmount(dir, unix.MNT_DETACH) })
+	return dir
+}
+
+// TestToolCallDiskFaults: the agent's file_editor edit fails on a full
+// disk and on a read-only one, in an ACP session whose client offers no
+// fs (the bridge writes). The failed tool_call_update shows the text the
+// agent got, the SDK's FileEditor words with Python's OSError in them,
+// and its rawOutput says {"error": {kind, path, op, unchanged}}; the file
+// keeps its bytes.
+func TestToolCallDiskFaults(t *testing.T) {
+	cases := []struct {
+		name     string
+		size     string
+		readOnly bool
+		newStr   string
+		kind     string
+		want     func(path string) *regexp.Regexp
+	}{
+		{"disk full", "size=512k", false, strings.Repeat("x", 1<<20), "no_space", func(p string) *regexp.Regexp {
+			return regexp.MustCompile("^" + regexp.QuoteMeta("Ran into [Errno 28] No space left on device while trying to write to "+p) + "$")
+		}},
+		{"read-only file system", "size=1m", true, "beta", "read_only_file_system", func(p string) *regexp.Regexp {
+			return regexp.MustCompile("^" + regexp.QuoteMeta("Ran into [Errno 30] Read-only file system: '"+filepath.Dir(p)+"/.a.txt.") +
+				"[a-z0-9_]{8}" + regexp.QuoteMeta(".tmp' while trying to write to "+p) + "$")
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			root := faultyDisk(t, c.size)
+			p := filepath.Join(root, "a.txt")
+			if err := os.WriteFile(p, []byte("alpha\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if c.readOnly {
+				if err := unix.Mount("", root, "", unix.MS_REMOUNT|unix.MS_RDONLY, ""); err != nil {
+					t.Fatalf("remount read-only: %v", err)
+				}
+			}
+			script, _ := json.Marshal(map[string]any{"turns": [][]map[string]any{
+				{{"tool": "file_editor", "arguments": map[string]any{"command": "str_replace", "path": p, "old_str": "alpha", "new_str": c.newStr}}},
+				{{"message": "Done."}},
+			}})
+			scriptFile := filepath.Join(t.TempDir(), "script.json")
+			os.WriteFile(scriptFile, script, 0o644)
+			peer := agentservertest.Start(t, "--script", scriptFile)
+
+			cl := serveACP(t, peer.URL)
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			if err := cl.Call(ctx, "initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}}, nil); err != nil {
+				t.Fatal(err)
+			}
+			var sess struct {
+				SessionID string `json:"sessionId"`
+			}
+			if err := cl.Call(ctx, "session/new", map[string]any{"cwd": root, "mcpServers": []any{}}, &sess); err != nil {
+				t.Fatal(err)
+			}
+			var stop struct {
+				StopReason string `json:"stopReason"`
+			}
+			if err := cl.Call(ctx, "session/prompt", map[string]any{"sessionId": sess.SessionID,
+				"prompt": []any{map[string]any{"type": "text", "text": "Edit a.txt."}}}, &stop); err != nil || stop.StopReason != "end_turn" {
+				t.Fatalf("session/prompt: %+v, %v", stop, err)
+			}
+			// The turn is over: its updates have all arrived.
+			m, err := cl.AwaitNotification(ctx, "session/update", func(params json.RawMessage) bool {
+				return strings.Contains(string(params), `"status":"failed"`)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var u struct {
+				Update struct {
+					Content []struct {
+						Content struct{ Text string } `json:"content"`
+					} `json:"content"`
+					RawOutput struct {
+						Error struct {
+							Kind      string `json:"kind"`
+							Path      string `json:"path"`
+							Op        string `json:"op"`
+							Unchanged bool   `json:"unchanged"`
+						} `json:"error"`
+					} `json:"rawOutput"`
+				} `json:"update"`
+			}
+			json.Unmarshal(m.Params, &u)
+			if len(u.Update.Content) != 1 || !c.want(p).MatchString(u.Update.Content[0].Content.Text) {
+				t.Errorf("the failed call's content: %s; want one text matching %s", m.Params, c.want(p))
+			}
+			if e := u.Update.RawOutput.Error; e.Kind != c.kind || e.Path != p || e.Op != "write" || !e.Unchanged {
+				t.Errorf("the failed call's rawOutput: %s; want error {kind %s, path %s, op write, unchanged true}", m.Params, c.kind, p)
+			}
+			if got, _ := os.ReadFile(p); string(got) != "alpha\n" {
+				t.Errorf("a.txt = %q after the failed edit, want its old content", got)
+			}
+		})
+	}
+}
+
+// serveACP runs the ACP face in-process over a pipe, its sessions' MCP
+// endpoints served by package mcpserver as `oh-bridge acp` wires them, and
+// allows every action it asks about.
+func serveACP(t *testing.T, serverURL string) *rpctest.Client {
+	t.Helper()
+	a := acp.New(acp.Config{
+		Version: "test",
+		Server:  acp.AgentServer{URL: serverURL, LLM: json.RawMessage(`{"model":"test/scripted"}`)},
+		StartMCP: func(sess *session.Session) (*acp.MCPEndpoint, error) {
+			ep, err := mcpserver.New(sess, mcpserver.Options{Version: "test"}).ListenHTTP(mcpserver.HTTPOptions{})
+			if err != nil {
+				return nil, err
+			}
+			return &acp.MCPEndpoint{URL: ep.URL, Token: ep.Token, Close: ep.Close}, nil
+		},
+	})
+	srv := rpc.NewServer(rpc.Options{Methods: a.Methods(), Shutdown: a.Shutdown, CancelMethod: "$/cancel_request"})
+	a.Bind(srv)
+	x, y := net.Pipe()
+	done := make(chan struct{})
+	go func() { srv.Serve(context.Background(), rpc.NewStream(x, nil, nil)); close(done) }()
+	cl := rpctest.NewClient(y)
+	cl.OnRequest = func(method string, _ json.RawMessage) (any, *rpc.Error) {
+		if method == "session/request_permission" {
+			return map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "allow_always"}}, nil
+		}
+		return nil, &rpc.Error{Code: rpc.CodeMethodNotFound, Message: "this client does not serve " + method}
+	}
+	t.Cleanup(func() { cl.Close(); <-done })
+	return cl
+}
