@@ -39,7 +39,7 @@ var codeOfKind = map[string]int64{
 	"not_found":               codeFileNotFound,
 	"is_directory":            codeNotAFile,
 	"not_directory":           codeNotAFile,
-	"special_file":            codeNotAFile,
+	"not_regular_file":        codeNotAFile,
 	"path_outside_workspace":  codePathOutsideWorkspace,
 	"binary":                  codeNotText,
 	"too_large":               codeNotText,

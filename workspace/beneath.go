@@ -87,21 +87,11 @@ func (r *Roots) parentOf(p string) (dir, base string, err error) {
 	return filepath.Dir(p), filepath.Base(p), nil
 }
 
-// readFile is os.ReadFile beneath the root. Callers only read files they
-// have stat'ed as regular.
-func (r *Roots) readFile(p string) ([]byte, error) {
-	f, err := r.openRead(p)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(f)
-}
-
 // versionOfFile is Version of the file's bytes, read beneath the root in
-// pieces and hashed as they come, without holding the whole file.
+// pieces and hashed as they come, without holding the whole file. Only a
+// regular file is read (openRegular).
 func (r *Roots) versionOfFile(p string) (string, error) {
-	f, err := r.openRead(p)
+	f, _, err := r.openRegular(p)
 	if err != nil {
 		return "", err
 	}

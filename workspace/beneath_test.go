@@ -62,7 +62,7 @@ func TestOpenBeneath(t *testing.T) {
 			if at2 {
 				want = tt.at2
 			}
-			data, err := fs.roots.readFile(filepath.Join(root, tt.path))
+			data, err := fs.roots.readFile(filepath.Join(root, tt.path), 1<<20)
 			var out *OutsideRootsError
 			got := string(data)
 			switch {

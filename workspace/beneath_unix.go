@@ -87,9 +87,11 @@ func (r *Roots) openFile(p string, flags int, mode uint32) (*os.File, error) {
 
 // openRead opens the resolved path p beneath its root for reading. A
 // symlink at the end is followed while it stays inside. O_NONBLOCK keeps a
-// FIFO from blocking the open.
+// FIFO (or a terminal) from blocking the open, and O_NOCTTY keeps a
+// terminal device from becoming the bridge's controlling terminal; the
+// caller checks what it opened (openRegular).
 func (r *Roots) openRead(p string) (*os.File, error) {
-	return r.openFile(p, unix.O_RDONLY|unix.O_NONBLOCK, 0)
+	return r.openFile(p, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
 }
 
 // openDir opens the directory p beneath its root, for reading its entries.

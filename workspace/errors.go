@@ -70,6 +70,36 @@ func (e *NotDirectoryError) Error() string {
 // Kind returns "not_directory".
 func (e *NotDirectoryError) Kind() string { return "not_directory" }
 
+// SpecialFileError reports a FIFO, socket or device where a file is
+// read or written. The bridge reads and writes regular files only: opening
+// a FIFO can wait for ever for a writer, and a device such as /dev/urandom
+// never ends.
+type SpecialFileError struct {
+	Path string
+	Type string // what it is instead: TypeFIFO, TypeSocket, TypeCharDevice, TypeBlockDevice or TypeOther
+}
+
+func (e *SpecialFileError) Error() string {
+	return fmt.Sprintf("%s is %s, not a regular file; only regular files are read or written here: use a terminal command for it (reading it may wait for ever), or delete it to write a file in its place", e.Path, typeWords[e.Type])
+}
+
+// typeWords names each non-regular type in a message.
+var typeWords = map[string]string{
+	TypeFIFO:        "a FIFO (named pipe)",
+	TypeSocket:      "a Unix domain socket",
+	TypeCharDevice:  "a character device",
+	TypeBlockDevice: "a block device",
+	TypeOther:       "neither a file nor a directory (an irregular file)",
+}
+
+// Kind returns "not_regular_file".
+func (e *SpecialFileError) Kind() string { return "not_regular_file" }
+
+// Data returns the path and its type, for error.data.
+func (e *SpecialFileError) Data() map[string]any {
+	return map[string]any{"path": e.Path, "type": e.Type}
+}
+
 // Reasons a file cannot be served as text; they double as NotTextError kinds.
 const (
 	NotTextBinary      = "binary"

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,10 +31,6 @@ const DefaultMaxFileSize = 10 << 20
 // catch every common binary header, small enough to cost nothing.
 const binarySniffLen = 8 << 10
 
-// NotTextSpecial is the NotTextError reason for FIFOs, sockets and devices,
-// which are refused because reading them can block forever.
-const NotTextSpecial = "special_file"
-
 // tmpMarker names the temporary files of atomic writes, so that one left by
 // a killed process says where it came from.
 const tmpMarker = ".oh-bridge-tmp-"
@@ -46,6 +43,9 @@ type Options struct {
 	// It can also be set later with SetBufferEditor, once the client's
 	// capabilities are known.
 	BufferEditor BufferEditor
+	// Logger receives what the FS skips for itself (a .gitignore it will
+	// not apply); nil means slog.Default().
+	Logger *slog.Logger
 }
 
 // FS performs the agent's file operations inside the roots. It is safe for
@@ -58,13 +58,18 @@ type FS struct {
 	host    atomic.Pointer[hostBox]
 	locks   PathLocks
 	agent   agentLog
+	log     *slog.Logger
 }
 
 type bufferEditorBox struct{ be BufferEditor }
 
 // New returns an FS over roots.
 func New(roots *Roots, opts Options) *FS {
-	f := &FS{roots: roots, maxSize: opts.MaxFileSize, overlay: newOverlay(roots)}
+	f := &FS{roots: roots, maxSize: opts.MaxFileSize, overlay: newOverlay(roots), log: opts.Logger}
+	if f.log == nil {
+		f.log = slog.Default()
+	}
+	f.log = f.log.With("component", "workspace")
 	if f.maxSize <= 0 {
 		f.maxSize = DefaultMaxFileSize
 	}
@@ -181,26 +186,16 @@ func (f *FS) readText(ctx context.Context, p, display string) (string, string, e
 	return unsafe.String(unsafe.SliceData(data), len(data)), Version(data), nil
 }
 
-// readRegular reads a regular file, refusing directories, special files
-// and files over the cap. It opens the file beneath its root first
-// (openRead: opening a FIFO does not block) and checks it through the open
-// file, so what is read is what was checked.
+// readRegular reads a regular file, refusing directories, FIFOs, sockets,
+// devices and files over the cap. It opens the file beneath its root first
+// (openRegular: opening a FIFO does not block) and checks it through the
+// open file, so what is read is what was checked.
 func (f *FS) readRegular(p, display string) ([]byte, error) {
-	file, err := f.roots.openRead(p)
+	file, fi, err := f.roots.openRegular(p)
 	if err != nil {
-		return nil, pathError(err, display)
+		return nil, regularError(err, display)
 	}
 	defer file.Close()
-	fi, err := file.Stat()
-	if err != nil {
-		return nil, pathError(err, display)
-	}
-	if fi.IsDir() {
-		return nil, &IsDirectoryError{Path: display}
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, &NotTextError{Path: display, Reason: NotTextSpecial}
-	}
 	if fi.Size() > f.maxSize {
 		return nil, &NotTextError{Path: display, Reason: NotTextTooLarge, Size: fi.Size(), Limit: f.maxSize}
 	}
@@ -346,7 +341,7 @@ func (f *FS) WriteTextFile(ctx context.Context, path, content, expectedVersion s
 		return nil, &IsDirectoryError{Path: path}
 	}
 	if exists && !fi.Mode().IsRegular() {
-		return nil, &NotTextError{Path: path, Reason: NotTextSpecial}
+		return nil, &SpecialFileError{Path: path, Type: typeOf(fi.Mode())}
 	}
 	if expectedVersion != "" && !open && !exists {
 		return nil, &StaleVersionError{Path: path, Expected: expectedVersion, Actual: ""}
@@ -431,15 +426,44 @@ func firstMissing(dir string) string {
 
 // Entry types, as reported by Stat and ListDirectory.
 const (
-	TypeFile      = "file"
-	TypeDirectory = "directory"
-	TypeSymlink   = "symlink"
+	TypeFile        = "file"
+	TypeDirectory   = "directory"
+	TypeSymlink     = "symlink"
+	TypeFIFO        = "fifo"
+	TypeSocket      = "socket"
+	TypeCharDevice  = "char_device"
+	TypeBlockDevice = "block_device"
+	TypeOther       = "other" // none of the above (Go's fs.ModeIrregular)
 )
+
+// typeOf names what mode says a path is.
+func typeOf(mode fs.FileMode) string {
+	switch {
+	case mode.IsRegular():
+		return TypeFile
+	case mode.IsDir():
+		return TypeDirectory
+	case mode&fs.ModeSymlink != 0:
+		return TypeSymlink
+	case mode&fs.ModeNamedPipe != 0:
+		return TypeFIFO
+	case mode&fs.ModeSocket != 0:
+		return TypeSocket
+	case mode&fs.ModeCharDevice != 0:
+		return TypeCharDevice
+	case mode&fs.ModeDevice != 0:
+		return TypeBlockDevice
+	}
+	return TypeOther
+}
 
 // FileInfo is the result of Stat.
 type FileInfo struct {
 	Exists bool
-	Type   string // TypeFile or TypeDirectory (of the symlink target, if any)
+	// Type is what the path is, its symlink's target if it is one: TypeFile,
+	// TypeDirectory, TypeFIFO, TypeSocket, TypeCharDevice, TypeBlockDevice
+	// or TypeOther.
+	Type string
 	// IsSymlink reports that the path itself is a symlink.
 	IsSymlink bool
 	Size      int64
@@ -497,16 +521,16 @@ func (f *FS) stat(ctx context.Context, path string, withVersion bool) (*FileInfo
 		info.Type = TypeDirectory
 		return info, nil
 	}
-	info.Type = TypeFile
+	info.Type = typeOf(fi.Mode())
+	if info.Type != TypeFile {
+		return info, nil // a FIFO, socket or device: nothing is read from it
+	}
 	if open {
 		info.Size, info.Version = int64(len(text)), versionOfString(text)
 		return info, nil
 	}
-	if !fi.Mode().IsRegular() {
-		return info, nil
-	}
 	if withVersion && fi.Size() <= f.maxSize {
-		if data, err := f.roots.readFile(p); err == nil {
+		if data, err := f.roots.readFile(p, f.maxSize); err == nil {
 			info.IsBinary = bytes.IndexByte(data[:min(len(data), binarySniffLen)], 0) >= 0
 			if !info.IsBinary {
 				info.Version = Version(data)
@@ -519,7 +543,7 @@ func (f *FS) stat(ctx context.Context, path string, withVersion bool) (*FileInfo
 }
 
 func readPrefix(r *Roots, p string, n int) ([]byte, error) {
-	file, err := r.openRead(p)
+	file, _, err := r.openRegular(p)
 	if err != nil {
 		return nil, err
 	}

@@ -3,7 +3,7 @@ package workspace
 import (
 	"context"
 	"errors"
-	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,7 +21,7 @@ type ListOptions struct {
 // Entry is one listed file system entry.
 type Entry struct {
 	Path  string // absolute, resolved
-	Type  string // TypeFile, TypeDirectory or TypeSymlink (symlinks are not followed)
+	Type  string // TypeFile, TypeDirectory, TypeSymlink (not followed), TypeFIFO, TypeSocket, TypeCharDevice, TypeBlockDevice or TypeOther
 	Size  int64
 	MTime time.Time
 }
@@ -37,7 +37,8 @@ var errLimit = errors.New("listing limit reached")
 
 // ListDirectory lists path up to opts.Depth levels deep. Symlinks are listed
 // as such and never descended into, so a link cannot lead the walk out of
-// the roots or into a cycle.
+// the roots or into a cycle. The walk stops when ctx is done, between
+// entries as well as between directories.
 func (f *FS) ListDirectory(ctx context.Context, path string, opts ListOptions) (*Listing, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -56,10 +57,12 @@ func (f *FS) ListDirectory(ctx context.Context, path string, opts ListOptions) (
 	if opts.Depth <= 0 {
 		opts.Depth = 1
 	}
-	w := &lister{ctx: ctx, opts: opts, out: &Listing{}, roots: f.roots}
+	w := &lister{ctx: ctx, opts: opts, out: &Listing{}, roots: f.roots, log: f.log}
 	var stack ignoreStack
 	if opts.RespectGitignore {
-		stack = w.ancestorIgnores(f.rootOf(p), p)
+		if stack, err = w.ancestorIgnores(f.rootOf(p), p); err != nil {
+			return nil, err
+		}
 	}
 	if err := w.walk(p, "", 1, stack); err != nil && !errors.Is(err, errLimit) {
 		return nil, err
@@ -83,16 +86,40 @@ type lister struct {
 	opts  ListOptions
 	out   *Listing
 	roots *Roots // directories are opened beneath their root
+	log   *slog.Logger
 }
+
+// loadIgnore loads the .gitignore in the directory full (rel from the
+// listing's base), within what stack leaves of the budget. A file that
+// exists but cannot be applied is logged and skipped (gitignore.go says
+// why such files are not errors); ok is false then and when there is none.
+func (w *lister) loadIgnore(full, rel string, stack ignoreStack) (*ignoreFile, bool) {
+	file := filepath.Join(full, ".gitignore")
+	ig, err := loadIgnoreFile(w.roots, file, rel, ignoreBudget-stack.cost())
+	if err != nil {
+		if why := ignoreSkipReason(err); why != "" {
+			w.log.Warn("a .gitignore is not applied to this listing", "path", file, "reason", why)
+		}
+		return nil, false
+	}
+	if testHookIgnoreHeld != nil {
+		testHookIgnoreHeld(stack.cost() + ig.cost)
+	}
+	return ig, true
+}
+
+// testHookIgnoreHeld, when set by a test, is told what the .gitignore
+// files in effect hold each time one is added.
+var testHookIgnoreHeld func(cost int)
 
 // ancestorIgnores loads the .gitignore files from root down to dir. Listed
 // paths are relative to dir, so each ancestor's anchored rules are
 // re-anchored at dir (see reanchor).
-func (w *lister) ancestorIgnores(root, dir string) ignoreStack {
+func (w *lister) ancestorIgnores(root, dir string) (ignoreStack, error) {
 	var stack ignoreStack
 	rel, err := filepath.Rel(root, dir)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	var parts []string
 	if rel != "." {
@@ -103,8 +130,11 @@ func (w *lister) ancestorIgnores(root, dir string) ignoreStack {
 		if i > 0 {
 			cur = filepath.Join(cur, parts[i-1])
 		}
-		ig, err := loadIgnoreFile(filepath.Join(cur, ".gitignore"), "")
-		if err != nil {
+		if err := w.ctx.Err(); err != nil {
+			return nil, err
+		}
+		ig, ok := w.loadIgnore(cur, "", stack)
+		if !ok {
 			continue
 		}
 		// The rules of an ancestor apply to paths relative to that ancestor;
@@ -115,7 +145,7 @@ func (w *lister) ancestorIgnores(root, dir string) ignoreStack {
 		}
 		stack = append(stack, ig)
 	}
-	return stack
+	return stack, nil
 }
 
 // reanchor rewrites an ancestor's rules so they match paths relative to a
@@ -123,7 +153,7 @@ func (w *lister) ancestorIgnores(root, dir string) ignoreStack {
 // is consumed; rules that cannot match below it are dropped.
 func reanchor(ig *ignoreFile, prefix string) *ignoreFile {
 	pre := strings.Split(prefix, "/")
-	out := &ignoreFile{}
+	out := &ignoreFile{cost: ig.cost}
 	for _, r := range ig.rules {
 		if !r.anchored || (len(r.segments) > 0 && r.segments[0] == "**") {
 			out.rules = append(out.rules, r)
@@ -135,6 +165,7 @@ func reanchor(ig *ignoreFile, prefix string) *ignoreFile {
 		}
 		nr := r
 		nr.segments = segs
+		nr.count()
 		out.rules = append(out.rules, nr)
 	}
 	return out
@@ -180,6 +211,13 @@ func (w *lister) walk(dir, rel string, depth int, stack ignoreStack) error {
 	// than the limit leaves room for.
 	kept := ents[:0]
 	for _, e := range ents {
+		if w.opts.RespectGitignore {
+			// Matching is the walk's costly part: stop at once when asked.
+			if err := w.ctx.Err(); err != nil {
+				d.Close()
+				return err
+			}
+		}
 		if w.opts.Limit > 0 && len(w.out.Entries)+len(kept) > w.opts.Limit {
 			break // one past the room, so the limit is still seen below
 		}
@@ -207,19 +245,13 @@ func (w *lister) walk(dir, rel string, depth int, stack ignoreStack) error {
 		}
 		isDir := de.typ.IsDir()
 		full := prefix + de.name // dir is clean and de.name a plain name: filepath.Join's result
-		e := Entry{Path: full, Type: TypeFile, Size: de.size, MTime: de.mtime}
-		switch {
-		case de.typ&fs.ModeSymlink != 0:
-			e.Type = TypeSymlink
-		case isDir:
-			e.Type = TypeDirectory
-		}
+		e := Entry{Path: full, Type: typeOf(de.typ), Size: de.size, MTime: de.mtime}
 		w.out.Entries = append(w.out.Entries, e)
 		if isDir && depth < w.opts.Depth {
 			childRel := joinRel(rel, de.name)
 			sub := stack
 			if w.opts.RespectGitignore {
-				if ig, err := loadIgnoreFile(filepath.Join(full, ".gitignore"), childRel); err == nil {
+				if ig, ok := w.loadIgnore(full, childRel, stack); ok {
 					sub = append(stack[:len(stack):len(stack)], ig)
 				}
 			}
