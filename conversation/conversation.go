@@ -74,6 +74,12 @@ type Options struct {
 	// tracker reads it; OnStatus every status change.
 	OnEvent  func(json.RawMessage)
 	OnStatus func(agentserver.Status)
+	// Tracking, when set, gets the link as soon as it follows the
+	// session's calls, before the conversation opens: a new conversation's
+	// agent acts on its task at once, and a question about its first call,
+	// asked while Open still runs, can name the call as its card does
+	// (ToolCallID and ToolCallTitle work from then on; nothing else does).
+	Tracking func(*Link)
 	Logger   *slog.Logger
 }
 
@@ -96,6 +102,9 @@ func Open(ctx context.Context, o Options) (*Link, error) {
 	}
 	l := &Link{tracker: updates.New(updates.Options{Emit: emit, TerminalOutput: o.TerminalOutput})}
 	l.stopObs = o.Session.Observe(l.tracker.Observer())
+	if o.Tracking != nil {
+		o.Tracking(l)
+	}
 	conv, err := agentserver.Connect(ctx, agentserver.Options{
 		ServerURL:          o.ServerURL,
 		SessionAPIKey:      o.SessionAPIKey,

@@ -21,7 +21,9 @@ type dialState struct {
 	mu   sync.Mutex // serializes connect and disconnect
 	link *conversation.Link
 	// current is link, for readers that must not wait for a connect in
-	// progress (a permission question asked while it runs).
+	// progress (a permission question asked while it runs); during a
+	// connect, the link being opened (Options.Tracking), which only names
+	// calls.
 	current atomic.Pointer[conversation.Link]
 	// last is the last status sent to the client. It is guarded by h.mu,
 	// not mu: connect holds mu while the link reports its status.
@@ -142,9 +144,13 @@ func (h *Handlers) connect(ctx context.Context, p *connectParams) (*connectResul
 			convID.Store(st.ConversationID)
 			h.reportStatus(st)
 		},
-		Logger: h.cfg.Logger,
+		// The permission questions about its calls name them as the
+		// view's cards do, from the first call on.
+		Tracking: func(l *conversation.Link) { d.current.Store(l) },
+		Logger:   h.cfg.Logger,
 	})
 	if err != nil {
+		d.current.Store(nil)
 		return nil, toRPCError(err)
 	}
 	d.set(l)

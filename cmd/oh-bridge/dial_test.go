@@ -1,0 +1,62 @@
+package main_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/oh-bridge/oh-bridge/agentserver/agentservertest"
+	"github.com/oh-bridge/oh-bridge/rpc"
+)
+
+// TestFirstQuestionNamesTheConversationsCall: a new conversation's first
+// call is asked about while openhands/connect still runs (the agent acts on
+// its task at once). The question names the call by the conversation's id
+// for it, the one its card has, not by the bridge's own.
+func TestFirstQuestionNamesTheConversationsCall(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "script.json")
+	if err := os.WriteFile(script, []byte(`{"turns": [[{"tool": "terminal", "arguments": {"command": "echo first-call"}}], [{"message": "Done."}]]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := agentservertest.Start(t, "--script", script)
+	b := startBridge(t, "--stdio", "--workspace", t.TempDir())
+	client := b.client
+	asked := make(chan string, 4)
+	client.OnRequest = func(method string, params json.RawMessage) (any, *rpc.Error) {
+		if method != "session/request_permission" {
+			return nil, &rpc.Error{Code: rpc.CodeMethodNotFound, Message: method}
+		}
+		var q struct {
+			ToolCall struct {
+				ToolCallID string `json:"toolCallId"`
+			} `json:"toolCall"`
+		}
+		_ = json.Unmarshal(params, &q)
+		asked <- q.ToolCall.ToolCallID
+		return map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "allow_once"}}, nil
+	}
+	if _, err := client.Initialize(ctxT(t), map[string]any{"capabilities": map[string]any{"permissions": map[string]any{"requestPermission": true}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := client.Call(ctxT(t), "openhands/connect", map[string]any{"serverUrl": p.URL, "llm": map[string]any{"model": "m"}, "task": "Run it."}, nil); err != nil {
+		t.Fatal(err)
+	}
+	var id string
+	select {
+	case id = <-asked:
+	case <-ctxT(t).Done():
+		t.Fatal("no permission question came")
+	}
+	_, err := client.AwaitNotification(ctxT(t), "openhands/did_update_conversation", func(raw json.RawMessage) bool {
+		var n struct {
+			Update struct {
+				SessionUpdate, ToolCallID string
+			}
+		}
+		return json.Unmarshal(raw, &n) == nil && n.Update.SessionUpdate == "tool_call" && n.Update.ToolCallID == id
+	})
+	if err != nil {
+		t.Fatalf("the question named call %q, and no card has that id: %v", id, err)
+	}
+}
