@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"path/filepath"
 )
 
@@ -18,6 +19,9 @@ type TextFileHost struct {
 	Read func(ctx context.Context, path string) (string, error)
 	// Write replaces the file's text, creating the file if needed.
 	Write func(ctx context.Context, path, content string) error
+	// Logger, when set, hears of writes refused before the editor was
+	// asked and of writes the disk does not show after.
+	Logger *slog.Logger
 }
 
 type hostBox struct{ h *TextFileHost }
@@ -94,6 +98,13 @@ func (f *FS) hostWrite(ctx context.Context, p, display, content, expectedVersion
 			return nil, true, &StaleVersionError{Path: display, Expected: expectedVersion, Actual: actual}
 		}
 	}
+	// The editor writes by path: what is there now must be one regular
+	// file of the workspace (host_target.go).
+	before, err := f.roots.checkHostTarget(p, display)
+	if err != nil {
+		h.log("refused a write through the editor", display, err)
+		return nil, true, err
+	}
 	if exists {
 		f.agent.recordReplace(p)
 	} else {
@@ -106,10 +117,23 @@ func (f *FS) hostWrite(ctx context.Context, p, display, content, expectedVersion
 			}
 		}
 	}
+	if before.dirs, err = f.roots.dirsTo(p); err != nil {
+		return nil, true, err
+	}
 	if err := h.Write(ctx, p, content); err != nil {
 		return nil, true, &HostError{Op: "write", Path: display, Err: err}
 	}
+	if err := f.verifyHostWrite(ctx, h, p, display, content, before); err != nil {
+		h.log("a write through the editor is not on disk as asked", display, err)
+		return nil, true, err
+	}
 	return &WriteResult{Version: versionOfString(content), Created: !exists}, true, nil
+}
+
+func (h *TextFileHost) log(msg, path string, err error) {
+	if h.Logger != nil {
+		h.Logger.Warn(msg, "component", "workspace", "path", path, "err", err)
+	}
 }
 
 func (r *Roots) dirExists(dir string) bool {
