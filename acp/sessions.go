@@ -213,7 +213,7 @@ func (a *Server) open(ctx context.Context, cwd string, extra []string, servers [
 		AskPermission: s.askPermission,
 	}
 	if caps.FS.ReadTextFile || caps.FS.WriteTextFile {
-		host := &workspace.TextFileHost{}
+		host := &workspace.TextFileHost{Logger: a.cfg.Logger}
 		if caps.FS.ReadTextFile {
 			host.Read = s.readFile
 		}
@@ -405,6 +405,9 @@ func (s *acpSession) askPermission(ctx context.Context, req session.PermissionRe
 		if t, ok := s.conv.ToolCallTitle(id); ok {
 			title = t
 		}
+	}
+	if named, real := s.realTarget(req); real != "" {
+		title = titleWithTarget(title, req.Kind, named, real)
 	}
 	req.Title = title
 	out, err := updates.AskPermission(ctx, s.a.peer.Call, req, id, s.sessionID(), "")
