@@ -503,7 +503,37 @@ async function conversationView(browser, { tmp, port }) {
       tools.includes('echo view-output-$((6*7))') && tools.includes('view-output-42') && { users, agent };
   }, 60_000).catch((e) => String(e));
   check('view: reopening the window restores the conversation from the server\'s events', typeof restored === 'object', String(restored));
+  // The person's answers are not in the server's events: the view kept them.
+  const keptAnswers = await until('the answers on the restored cards', async () => {
+    const t = (await again.locator('.card.tool .question.answered').allInnerTexts()).join('\n');
+    return t.includes('You allowed it once') && t.includes('always for edits') && t;
+  }, 20_000).catch((e) => String(e));
+  check('view: the answers to its questions show on the restored cards', keptAnswers.includes('You allowed it once') && keptAnswers.includes('always for edits'), keptAnswers);
   await page.screenshot({ path: path.join(OUT_DIR, '9-view-restored.png') });
+
+  // New leaves the conversation; History lists this workspace's
+  // conversations, and one reopens with its history replayed.
+  await again.locator('#new').click();
+  const emptied = await until('the view to empty for a new conversation', async () =>
+    (await again.locator('article.card').count()) === 0 && /Not connected/.test(await again.locator('#state').innerText()) &&
+    (await again.locator('#input').getAttribute('placeholder')).includes('start a conversation'), 20_000).catch((e) => String(e));
+  check('view: New leaves the conversation; the next message would start another', emptied === true, String(emptied));
+  await again.locator('#history').click();
+  const listed = await until('the earlier conversations', async () => {
+    const items = await again.locator('#conversations .history-item').allInnerTexts();
+    return items.length > 0 && items;
+  }, 20_000).catch((e) => [String(e)]);
+  check('view: History lists the workspace\'s conversation, titled by its first message', listed.length === 1 && listed[0].includes('Say hello from the view.') && /ago|just now/.test(listed[0]),
+    JSON.stringify(listed));
+  await page.screenshot({ path: path.join(OUT_DIR, '9b-view-history.png') });
+  await again.locator('#conversations .history-item').first().click();
+  const reopenedFromList = await until('the conversation reopened from the list', async () => {
+    const users = (await again.locator('.card.message.user').allInnerTexts()).join('\n');
+    const answers = (await again.locator('.card.tool .question.answered').allInnerTexts()).join('\n');
+    return /Connected/.test(await again.locator('#state').innerText()) && users.includes('Say hello from the view.') && answers.includes('You allowed it once') &&
+      (await again.locator('#conversations').isHidden()) && { users, answers };
+  }, 60_000).catch((e) => String(e));
+  check('view: an item of the list reopens its conversation, history and answers included', typeof reopenedFromList === 'object', String(reopenedFromList));
 }
 
 // longFeed writes the long conversation for the extension's test-only

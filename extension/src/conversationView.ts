@@ -11,14 +11,18 @@ import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import { headerView, renderCard } from './cards';
 import { planRevert } from './diff';
-import type { Status, Update } from './protocol.gen';
+import { renderHistory } from './history';
+import type { ConversationSummary, Status, Update } from './protocol.gen';
 import { disconnected } from './status';
-import { Transcript, editDiffs, outputText, type Answer, type QuestionRequest } from './transcript';
+import { Transcript, editDiffs, outputText, type Answer, type KeptAnswer, type QuestionRequest } from './transcript';
 import type { CardHtml, FromWebview, SteerMethod, ToWebview } from './webview/protocol';
 
 export const viewId = 'openhands.conversation';
 const diffScheme = 'openhands-diff';
 const outputScheme = 'openhands-output';
+/** The workspace state's key of the answers kept across reloads, and how many conversations' it keeps. */
+const answersKey = 'openhands.answers';
+const keptConversations = 50;
 /** How long changed cards wait to go to the webview together (one frame). */
 const batchMs = 16;
 /** The most HTML one message carries: a bigger batch is split, for the webview to draw between. */
@@ -31,6 +35,12 @@ export interface ConversationActions {
   steer(method: SteerMethod): Promise<unknown>;
   /** Attaches to the remembered conversation. */
   reopen(): Promise<unknown>;
+  /** A page of this workspace's earlier conversations (the first, or the one at cursor). */
+  list(cursor?: string): Promise<{ conversations: ConversationSummary[]; next?: string }>;
+  /** Reopens an earlier conversation, its history replayed. */
+  open(conversationId: string): Promise<unknown>;
+  /** Leaves the conversation shown: the next message starts a new one. */
+  leave(): Promise<unknown>;
 }
 
 /** A permission question on a card: the user's pick, once the view answers it. */
@@ -41,11 +51,13 @@ export interface InlineQuestion {
 }
 
 export class ConversationView implements vscode.WebviewViewProvider, vscode.TextDocumentContentProvider {
-  readonly transcript = new Transcript();
+  readonly transcript: Transcript;
   private view: vscode.WebviewView | undefined;
   private connection: Status = disconnected;
   private remembered: string | undefined;
   private readonly answers = new Map<string, (kind: string) => void>();
+  /** The earlier conversations listed so far (pages added as the person asks for more). */
+  private listed: ConversationSummary[] = [];
   /** Cards changed since the last batch went to the webview. */
   private readonly dirty = new Set<string>();
   private flushTimer: ReturnType<typeof setTimeout> | undefined;
@@ -63,7 +75,11 @@ export class ConversationView implements vscode.WebviewViewProvider, vscode.Text
   constructor(
     private readonly extensionUri: vscode.Uri,
     private readonly actions: ConversationActions,
-  ) {}
+    /** Where the person's answers are kept across reloads (the workspace's state). */
+    private readonly memento?: vscode.Memento,
+  ) {
+    this.transcript = new Transcript((id) => this.keptAnswers()[id]);
+  }
 
   /** Registers the view and the diff documents' scheme. */
   register(): vscode.Disposable {
@@ -100,7 +116,11 @@ export class ConversationView implements vscode.WebviewViewProvider, vscode.Text
 
   /** One openhands/did_update_conversation. */
   update(conversationId: string, update: Update): void {
-    this.changed(this.transcript.apply(conversationId, update));
+    const ids = this.transcript.apply(conversationId, update);
+    this.changed(ids);
+    // A question asked before its call's update came is kept once the
+    // update names the call.
+    if (ids.some((id) => { const c = this.transcript.card(id); return c?.kind === 'tool' && c.question?.answer !== undefined; })) this.keepAnswers();
   }
 
   /** The bridge's openhands/did_change_status, and the conversation to offer to reopen. */
@@ -128,6 +148,26 @@ export class ConversationView implements vscode.WebviewViewProvider, vscode.Text
     this.answers.delete(id);
     this.changed(this.transcript.answer(id, answer));
     this.flush();
+    this.keepAnswers();
+  }
+
+  /** Every conversation's kept answers. */
+  private keptAnswers(): Record<string, Record<string, KeptAnswer>> {
+    return this.memento?.get<Record<string, Record<string, KeptAnswer>>>(answersKey) ?? {};
+  }
+
+  /** Keeps this conversation's answers, for its cards to show them after a reload; the newest conversations only. */
+  private keepAnswers(): void {
+    const id = this.transcript.conversationId;
+    if (this.memento === undefined || id === undefined || id === '') return;
+    const mine = this.transcript.answers();
+    if (Object.keys(mine).length === 0) return;
+    const all = { ...this.keptAnswers() };
+    delete all[id];
+    const ids = Object.keys(all);
+    for (const old of ids.slice(0, Math.max(0, ids.length - (keptConversations - 1)))) delete all[old];
+    all[id] = mine;
+    void this.memento.update(answersKey, all);
   }
 
   /** Resolves the next time the view is hidden or closed. */
@@ -137,6 +177,25 @@ export class ConversationView implements vscode.WebviewViewProvider, vscode.Text
       sub = this.hidden.event(() => resolve());
     });
     return { promise, dispose: () => { sub?.dispose(); } };
+  }
+
+  /** Empties the view for a new conversation; returns what changed. */
+  private clear(): string[] {
+    this.transcript.reset(undefined);
+    return ['*'];
+  }
+
+  /** Lists the earlier conversations into the view: the first page anew, or the next added. */
+  private async history(cursor?: string): Promise<void> {
+    let html: string;
+    try {
+      const page = await this.actions.list(cursor);
+      this.listed = cursor === undefined ? [...page.conversations] : [...this.listed, ...page.conversations];
+      html = renderHistory({ conversations: this.listed, next: page.next, current: this.connection.state === 'connected' ? this.transcript.conversationId : undefined }, Date.now());
+    } catch (err) {
+      html = renderHistory({ conversations: [], error: err instanceof Error ? err.message : String(err) }, Date.now());
+    }
+    this.post({ type: 'history', html });
   }
 
   // The webview ---------------------------------------------------------------
@@ -243,6 +302,17 @@ export class ConversationView implements vscode.WebviewViewProvider, vscode.Text
       case 'reopen':
         await this.actions.reopen();
         return;
+      case 'history':
+        return this.history(m.cursor);
+      case 'openConversation':
+        if (m.id !== this.transcript.conversationId || this.connection.state !== 'connected') await this.actions.open(m.id);
+        return;
+      case 'newConversation':
+        await this.actions.leave();
+        // A question still waiting keeps its card: it is answered or
+        // dismissed by its own request.
+        this.changed(this.clear());
+        return;
       case 'copy':
         await vscode.env.clipboard.writeText(m.text);
         return;
@@ -291,9 +361,12 @@ export class ConversationView implements vscode.WebviewViewProvider, vscode.Text
     <button type="button" id="stop" class="secondary" data-steer="openhands/interrupt" title="Stop the agent now (interrupts its command)" disabled>Stop</button>
     <button type="button" id="pause" class="secondary" data-steer="openhands/pause" title="Pause after the current step" disabled>Pause</button>
     <button type="button" id="resume" class="secondary" data-steer="openhands/resume" title="Let the paused agent go on" disabled>Resume</button>
+    <button type="button" id="history" class="secondary" aria-expanded="false" aria-controls="conversations" title="This workspace's earlier conversations">History</button>
+    <button type="button" id="new" class="secondary" title="Leave this conversation: your next message starts a new one" disabled>New</button>
   </div>
 </header>
 <div id="error" class="banner error-banner" role="alert" hidden></div>
+<section id="conversations" class="conversations" aria-label="Earlier conversations" hidden><p class="history-empty">Loading…</p></section>
 <div id="reopen" class="banner" hidden><span id="reopen-text"></span> <button type="button" id="reopen-button" class="secondary">Reopen</button></div>
 <main id="transcript" class="transcript" role="log" aria-live="polite" aria-label="Conversation with the agent" tabindex="0">
   <p class="empty" id="empty">Write a task below to start a conversation with the OpenHands agent.</p>

@@ -17,7 +17,8 @@ import { ConversationView } from './conversationView';
 import { startTestFeed } from './testFeed';
 import { didChangeParams } from './docsync';
 import type { SteerMethod } from './webview/protocol';
-import type { BridgeRequests, ConnectParams, Status } from './protocol.gen';
+import { ago, conversationName } from './history';
+import type { BridgeRequests, ConnectParams, ConversationSummary, Status } from './protocol.gen';
 
 const secretKey = 'openhands.sessionApiKey';
 const llmSecretKey = 'openhands.llmApiKey';
@@ -62,7 +63,10 @@ class Controller implements EditorHost {
       send: (text) => this.sendFromView(text),
       steer: (method: SteerMethod) => this.steer(method, {}),
       reopen: () => this.connect(undefined, { attach: true, fromView: true }),
-    });
+      list: (cursor) => this.listConversations(cursor),
+      open: (conversationId) => this.connect(undefined, { conversationId, fromView: true }),
+      leave: () => this.leave(),
+    }, context.workspaceState);
     context.subscriptions.push(this.output, this.conversation, this.statusItem, this.view.register());
     // Test only (OH_BRIDGE_TEST_FEED): the e2e test's long conversation.
     context.subscriptions.push(startTestFeed(this.view, (line) => this.output.appendLine(line)));
@@ -309,11 +313,8 @@ class Controller implements EditorHost {
       this.context.subscriptions.push(vscode.commands.registerCommand(id, fn));
     };
     reg('openhands.connect', () => this.connect(undefined, { attach: true }));
-    reg('openhands.disconnect', async () => {
-      const last = this.remembered();
-      if (last !== undefined) await this.context.workspaceState.update(lastConversationKey, { ...last, open: false });
-      return this.bridge?.request('openhands/disconnect', {});
-    });
+    reg('openhands.disconnect', () => this.leave());
+    reg('openhands.openEarlierConversation', () => this.pickConversation());
     reg('openhands.startConversation', async () => {
       const task = await vscode.window.showInputBox({ prompt: 'What should the OpenHands agent do?' });
       if (task !== undefined && task.trim() !== '') await this.connect(task);
@@ -354,6 +355,7 @@ class Controller implements EditorHost {
         [
           { label: 'Connect to Server', id: 'openhands.connect' },
           { label: 'Start Conversation', id: 'openhands.startConversation' },
+          { label: 'Open Earlier Conversation', id: 'openhands.openEarlierConversation' },
           { label: 'Send Message to Agent', id: 'openhands.sendMessage' },
           { label: 'Pause Agent', id: 'openhands.pause' },
           { label: 'Resume Agent', id: 'openhands.resume' },
@@ -377,7 +379,7 @@ class Controller implements EditorHost {
    * conversation on the same server, if there is one. Resolves whether it
    * connected.
    */
-  private async connect(task?: string, opts: { attach?: boolean; fromView?: boolean } = {}): Promise<boolean> {
+  private async connect(task?: string, opts: { attach?: boolean; fromView?: boolean; conversationId?: string } = {}): Promise<boolean> {
     const bridge = this.bridge;
     if (bridge === undefined) {
       void vscode.window.showErrorMessage('The OpenHands bridge is not running. See "OpenHands: Show Bridge Log".');
@@ -388,7 +390,7 @@ class Controller implements EditorHost {
     const sessionApiKey = (await this.context.secrets.get(secretKey)) ?? '';
     const params: ConnectParams = { serverUrl, sessionApiKey, ...(task === undefined ? {} : { task }) };
     const last = this.remembered();
-    const attachTo = opts.attach === true && task === undefined && last?.serverUrl === serverUrl ? last.conversationId : undefined;
+    const attachTo = opts.conversationId ?? (opts.attach === true && task === undefined && last?.serverUrl === serverUrl ? last.conversationId : undefined);
     if (attachTo !== undefined) params.conversationId = attachTo;
     const model = config.get<string>('llm.model', '');
     if (model !== '') {
@@ -413,6 +415,44 @@ class Controller implements EditorHost {
       if (choice === 'Open Settings') await vscode.commands.executeCommand('workbench.action.openSettings', 'openhands.serverUrl');
       return false;
     }
+  }
+
+  /** Disconnects from the conversation: it goes on on the server, and is not reopened at the next start. */
+  private async leave(): Promise<unknown> {
+    const last = this.remembered();
+    if (last !== undefined) await this.context.workspaceState.update(lastConversationKey, { ...last, open: false });
+    return this.bridge?.request('openhands/disconnect', {});
+  }
+
+  /** A page of this workspace's conversations on the configured server. */
+  private async listConversations(cursor?: string): Promise<{ conversations: ConversationSummary[]; next?: string }> {
+    const bridge = this.bridge;
+    if (bridge === undefined) throw new Error('The OpenHands bridge is not running. See "OpenHands: Show Bridge Log".');
+    const serverUrl = vscode.workspace.getConfiguration('openhands').get<string>('serverUrl', 'http://localhost:8000');
+    const sessionApiKey = (await this.context.secrets.get(secretKey)) ?? '';
+    const res = await bridge.request('openhands/list_conversations', { serverUrl, sessionApiKey, ...(cursor === undefined ? {} : { cursor }) });
+    return { conversations: res.conversations ?? [], ...(res.next === undefined ? {} : { next: res.next }) };
+  }
+
+  /** "Open Earlier Conversation": the same list as the view's, in a quick pick. */
+  private async pickConversation(): Promise<void> {
+    let page: { conversations: ConversationSummary[]; next?: string };
+    try {
+      page = await this.listConversations();
+    } catch (err) {
+      void vscode.window.showErrorMessage(err instanceof Error ? err.message : String(err));
+      return;
+    }
+    if (page.conversations.length === 0) {
+      void vscode.window.showInformationMessage('No earlier conversations in this workspace on this server.');
+      return;
+    }
+    const now = Date.now();
+    const pick = await vscode.window.showQuickPick(
+      page.conversations.map((c) => ({ label: conversationName(c), description: ago(c.updatedAt, now), detail: c.conversationId, id: c.conversationId })),
+      { placeHolder: 'Reopen a conversation of this workspace' },
+    );
+    if (pick !== undefined) await this.connect(undefined, { conversationId: pick.id });
   }
 
   /** This workspace's last conversation, to attach to again. */

@@ -48,6 +48,19 @@ export interface QuestionRequest {
   rawInput?: unknown;
 }
 
+/**
+ * An answered question, kept across window reloads: the conversation's
+ * events replay its calls, but not the person's answers to the bridge.
+ */
+export interface KeptAnswer {
+  agent: string;
+  title: string;
+  answer: Answer;
+}
+
+/** Where a Transcript finds a conversation's kept answers, by tool call id. */
+export type AnswerStore = (conversationId: string) => Readonly<Record<string, KeptAnswer>> | undefined;
+
 export type Card =
   | { id: string; kind: 'user' | 'agent' | 'thought' | 'error'; text: string; messageId?: string }
   | {
@@ -98,6 +111,11 @@ export class Transcript {
   private next = 0;
   private nextQuestion = 0;
   private conversation: string | undefined;
+  /** The kept answers of the conversation followed, read once from the store. */
+  private kept: Readonly<Record<string, KeptAnswer>> | undefined;
+
+  /** store: the answers kept from earlier runs, shown on their calls' cards as these replay. */
+  constructor(private readonly store?: AnswerStore) {}
 
   get cards(): readonly Card[] {
     return this.cardList;
@@ -138,6 +156,7 @@ export class Transcript {
     this.questions.clear();
     this.seen.clear();
     this.conversation = conversationId;
+    this.kept = undefined;
     for (const c of open) {
       this.push(c);
       this.tools.set(c.toolCallId, c.id);
@@ -239,7 +258,31 @@ export class Transcript {
     if (u.content !== undefined) card.content = u.content;
     if (u.locations !== undefined) card.locations = u.locations;
     if (tool !== undefined && tool !== '') card.tool = tool;
+    if (card.question === undefined) this.restoreAnswer(card);
     return [card.id];
+  }
+
+  /** Puts back the answer the person gave about this call in an earlier run, if one was kept. */
+  private restoreAnswer(card: ToolCard): void {
+    if (this.conversation === undefined || this.store === undefined) return;
+    this.kept ??= this.store(this.conversation) ?? {};
+    const k = Object.prototype.hasOwnProperty.call(this.kept, card.toolCallId) ? this.kept[card.toolCallId] : undefined;
+    if (k === undefined) return;
+    card.question = { id: `q${++this.nextQuestion}`, agent: k.agent, title: k.title, options: [], answer: k.answer };
+  }
+
+  /**
+   * The answered questions of this conversation, by their call's id, to
+   * keep: all but those still on a card no update named (their id is the
+   * bridge's own, which a replay does not repeat).
+   */
+  answers(): Record<string, KeptAnswer> {
+    const out: Record<string, KeptAnswer> = {};
+    for (const c of this.cardList) {
+      const q = c.kind === 'tool' && c.askedOnly !== true ? c.question : undefined;
+      if (c.kind === 'tool' && q?.answer !== undefined) out[c.toolCallId] = { agent: q.agent, title: q.title, answer: q.answer };
+    }
+    return out;
   }
 
   /**

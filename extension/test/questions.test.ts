@@ -246,3 +246,37 @@ void test('transcript: replays are told apart by a fingerprint of the update, no
   const cards: readonly Card[] = t.cards;
   assert.equal(cards.length, 1);
 });
+
+void test('question: answers are kept by call id, and a replay after a reload shows them on their cards', () => {
+  const t = new Transcript();
+  t.apply('c', command('call-1', 'ls'));
+  const first = t.ask(request({ toolCallId: 'call-1' }));
+  t.answer(first.questionId, 'allow_once');
+  // A question about a call no update named yet (the bridge's own id) is
+  // kept once the call's update names it.
+  const early = t.ask(request({ toolCallId: 'agent-1-2', title: 'run `rm x`', rawInput: { command: 'rm x' } }));
+  t.answer(early.questionId, 'reject_once');
+  assert.deepEqual(Object.keys(t.answers()), ['call-1'], 'the early one waits for its id');
+  t.apply('c', command('call-2', 'rm x'));
+  const kept = t.answers();
+  assert.deepEqual(kept, {
+    'call-1': { agent: 'OpenHands', title: 'run `ls`', answer: 'allow_once' },
+    'call-2': { agent: 'OpenHands', title: 'run `rm x`', answer: 'reject_once' },
+  });
+
+  // After the reload: a new transcript, the same conversation replayed.
+  const asked: string[] = [];
+  const again = new Transcript((id) => { asked.push(id); return id === 'c' ? kept : undefined; });
+  again.apply('c', command('call-1', 'ls'));
+  again.apply('c', command('call-2', 'rm x'));
+  again.apply('c', command('call-3', 'pwd'));
+  const [one, two, three] = again.cards.map((c) => renderCard(c));
+  assert.match(one ?? '', /class="question answered allowed"[^>]*>.*You allowed it once/);
+  assert.match(two ?? '', /class="question answered refused"[^>]*>.*You rejected it/);
+  assert.doesNotMatch(three ?? '', /question/, 'a call never asked about has no answer');
+  assert.deepEqual(asked, ['c'], 'the store is read once per conversation');
+  // Another conversation reads its own.
+  again.apply('d', command('call-1', 'ls'));
+  assert.doesNotMatch(renderCard(again.cards[0] as Card), /question/);
+  assert.deepEqual(asked, ['c', 'd']);
+});

@@ -183,6 +183,8 @@ function header(h: HeaderView): void {
   const error = $('error');
   error.hidden = h.error === undefined;
   error.textContent = h.error ?? '';
+  // New leaves a conversation there is: connected, or cards shown.
+  $<HTMLButtonElement>('new').disabled = !h.connected && log.querySelector('article') === null;
   const reopen = $('reopen');
   reopen.hidden = h.reopen === undefined;
   $('reopen-text').textContent = h.reopen === undefined ? '' : `Last conversation: ${h.reopen.slice(0, 8)}`;
@@ -209,6 +211,9 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
       break;
     case 'header':
       header(m.header);
+      break;
+    case 'history':
+      conversations.innerHTML = m.html;
       break;
     case 'sent':
       send.disabled = false;
@@ -255,6 +260,42 @@ document.querySelectorAll<HTMLButtonElement>('[data-steer]').forEach((b) =>
   }),
 );
 $('reopen-button').addEventListener('click', () => vscode.postMessage({ type: 'reopen' }));
+
+// Earlier conversations: History shows and hides the list, asked anew
+// each time it opens; an item reopens its conversation.
+const conversations = $<HTMLElement>('conversations');
+const historyButton = $<HTMLButtonElement>('history');
+function showHistory(show: boolean): void {
+  conversations.hidden = !show;
+  historyButton.setAttribute('aria-expanded', String(show));
+  if (show) {
+    conversations.innerHTML = '<p class="history-empty">Loading…</p>';
+    vscode.postMessage({ type: 'history' });
+  }
+}
+historyButton.addEventListener('click', () => showHistory(conversations.hidden));
+$('new').addEventListener('click', () => {
+  showHistory(false);
+  vscode.postMessage({ type: 'newConversation' });
+  input.focus();
+});
+conversations.addEventListener('click', (e) => {
+  const b = (e.target as Element).closest<HTMLButtonElement>('button[data-action]');
+  if (b === null) return;
+  if (b.dataset.action === 'openConversation') {
+    showHistory(false);
+    vscode.postMessage({ type: 'openConversation', id: b.dataset.id ?? '' });
+  } else if (b.dataset.action === 'moreConversations') {
+    b.disabled = true;
+    vscode.postMessage({ type: 'history', cursor: b.dataset.cursor ?? '' });
+  }
+});
+conversations.addEventListener('keydown', (e) => {
+  if (e.key === 'Escape') {
+    showHistory(false);
+    historyButton.focus();
+  }
+});
 
 log.addEventListener('click', (e) => {
   const b = (e.target as Element).closest<HTMLButtonElement>('button[data-action]');

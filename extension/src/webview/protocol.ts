@@ -25,6 +25,8 @@ export type ToWebview =
   /** Cards added (after the card named), changed (replaced in place) or moved. */
   | { type: 'cards'; cards: CardHtml[] }
   | { type: 'header'; header: HeaderView }
+  /** The earlier conversations' list, rendered (history.ts). */
+  | { type: 'history'; html: string }
   /** The host took the message: the composer may clear and enable. */
   | { type: 'sent'; ok: boolean };
 
@@ -37,6 +39,12 @@ export type FromWebview =
   | { type: 'send'; text: string }
   | { type: 'steer'; method: SteerMethod }
   | { type: 'reopen' }
+  /** List this workspace's earlier conversations: the first page, or the one at cursor. */
+  | { type: 'history'; cursor?: string }
+  /** Reopen an earlier conversation, its history replayed. */
+  | { type: 'openConversation'; id: string }
+  /** Leave this conversation: the next message starts a new one. */
+  | { type: 'newConversation' }
   | { type: 'copy'; text: string }
   | { type: 'openDiff'; card: string; index: number }
   | { type: 'revert'; card: string; index: number }
