@@ -277,6 +277,6 @@ void test('question: answers are kept by call id, and a replay after a reload sh
   assert.deepEqual(asked, ['c'], 'the store is read once per conversation');
   // Another conversation reads its own.
   again.apply('d', command('call-1', 'ls'));
-  assert.doesNotMatch(renderCard(again.cards[0] as Card), /question/);
+  assert.doesNotMatch(renderCard(again.cards[0]), /question/);
   assert.deepEqual(asked, ['c', 'd']);
 });
