@@ -28,7 +28,7 @@ type Layer struct {
 var Stack = []Layer{
 	{Name: "command", Packages: []string{"cmd/oh-bridge"}},
 	{Name: "faces", Packages: []string{"handlers", "acp", "mcpserver"}},
-	{Name: "conversation link", Packages: []string{"conversation"}},
+	{Name: "conversation link", Packages: []string{"conversation", "localserver"}},
 	{Name: "face parts", Packages: []string{"updates", "agentserver"}},
 	{Name: "session", Packages: []string{"session"}},
 	{Name: "dialects", Packages: []string{"ohtools", "ohactions"}},
@@ -46,6 +46,7 @@ var Forbidden = map[string][]string{
 	"acp":          {"shellint", "engine", "ohtools", "ohactions", "editor"},
 	"mcpserver":    {"shellint", "engine", "ohactions", "workspace", "editor"},
 	"conversation": {"shellint", "engine", "workspace", "editor"},
+	"localserver":  {"shellint", "engine", "session", "editor", "ohtools", "ohactions"},
 	"updates":      {"shellint", "engine", "workspace", "editor"},
 	"agentserver":  {"shellint", "engine", "session", "workspace", "editor", "ohtools", "ohactions"},
 }
