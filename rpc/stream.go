@@ -223,7 +223,7 @@ func readLine(r *bufio.Reader) ([]byte, error) {
 				continue
 			}
 			if err != nil {
-				if err == io.EOF && len(bytes.TrimSpace(line)) > 0 {
+				if err == io.EOF && len(bytes.Trim(line, jsonSpace)) > 0 {
 					break // a last message without its newline
 				}
 				return nil, err
@@ -233,11 +233,15 @@ func readLine(r *bufio.Reader) ([]byte, error) {
 		if tooLong {
 			return nil, &LineTooLongError{}
 		}
-		if line = bytes.TrimSpace(line); len(line) > 0 {
+		if line = bytes.Trim(line, jsonSpace); len(line) > 0 {
 			return line, nil
 		}
 	}
 }
+
+// jsonSpace is JSON's whitespace: a line of a form feed and "0" is not
+// JSON, and is answered as such (bytes.TrimSpace would have made it 0).
+const jsonSpace = " \t\r\n"
 
 // ReadFrame reads one Content-Length framed body. Blank lines before a
 // header block are tolerated; header names are case-insensitive.
