@@ -4,8 +4,9 @@
 // fs on and off, a rejected permission, a cancel in the middle of a command,
 // a client that shows commands in display terminals of its own
 // (_meta.terminal_output), session/load replaying the history,
-// session/list, session/resume and session/close, and the answer with no
-// server. Every message the bridge writes is checked against the ACP v1
+// session/list, session/resume and session/close, the answer with no
+// server, and an edit of a file hard-linked from outside the workspace
+// with a client that writes in place. Every message the bridge writes is checked against the ACP v1
 // schema of the current SDK (schema/v1/schema.json).
 //
 // Usage: node acp.cjs BRIDGE SERVER_URL WORKSPACE
@@ -439,6 +440,32 @@ async function main() {
   try { await E.conn.newSession({ cwd: 'relative/dir', mcpServers: [] }); } catch (err) { bad = err; }
   check('a relative cwd is refused, naming the fix', bad !== undefined && bad.code === -32602 && /absolute/.test(JSON.stringify(bad)), bad);
   E.child.stdin.end();
+
+  // H: the agent's terminal links a file from outside the workspace into
+  // it (here the test runs the same ln), and the client writes by path in
+  // place, as VS Code's fs.writeFile does. The edit is refused before the
+  // client is asked, in words, and the outside file keeps its text.
+  const outside = path.join(ws, '..', 'outside');
+  fs.mkdirSync(outside, { recursive: true });
+  fs.writeFileSync(path.join(outside, 'notes.txt'), 'alpha outside\n');
+  fs.rmSync(notes, { force: true });
+  fs.rmSync(ran, { force: true });
+  require('node:child_process').execFileSync('bash', ['-c', 'ln ../outside/notes.txt notes.txt'], { cwd: ws });
+  const h = recorder({ permit: allowAll });
+  h.readTextFile = async (p) => { h.reads.push(p.path); return { content: fs.readFileSync(p.path, 'utf8') }; };
+  h.writeTextFile = async (p) => { h.writes.push(p); fs.writeFileSync(p.path, p.content); return {}; };
+  const H = await start(acp, h, env);
+  await init(H.conn, true);
+  const sh = await H.conn.newSession({ cwd: ws, mcpServers: [] });
+  res = await H.conn.prompt({ sessionId: sh.sessionId, prompt: [{ type: 'text', text: 'Fix the notes.' }] });
+  check('hard link: the turn ends with end_turn', res.stopReason === 'end_turn', res);
+  const hedit = calls(h).find((x) => x.kind === 'edit');
+  check('hard link: the edit failed, saying the file has 2 hard links and nothing was written', hedit !== undefined && hedit.status === 'failed' &&
+    /a file with 2 hard links/.test(contentText(hedit)) && /nothing was written/.test(contentText(hedit)), hedit);
+  check('hard link: its rawOutput names the kind hard_linked', hedit !== undefined && hedit.rawOutput && hedit.rawOutput.error && hedit.rawOutput.error.kind === 'hard_linked', hedit && hedit.rawOutput);
+  check('hard link: the client was never asked to write', h.writes.length === 0, h.writes);
+  check('hard link: the outside file keeps its text', fs.readFileSync(path.join(outside, 'notes.txt'), 'utf8') === 'alpha outside\n');
+  H.child.stdin.end();
 
   check(`every message the bridge sent matches the ACP v1 schema (${judged} judged)`, schemaErrors.length === 0 && judged > 50, schemaErrors.slice(0, 3));
   finish();
