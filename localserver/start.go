@@ -1,0 +1,292 @@
+package localserver
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// AgentServerVersion is the agent-server the bridge starts through uvx or
+// Docker: the one Agent Canvas 1.20.0 pins (config/defaults.json
+// "versions.agentServer"), which the bridge's tests follow.
+const AgentServerVersion = "1.49.1"
+
+// Way is one way of starting an agent-server on this machine.
+type Way struct {
+	// Kind is "installed", "uvx" or "docker".
+	Kind string
+	// Program and Args start it, before the host and port arguments.
+	Program string
+	Args    []string
+	// Source says where the command comes from, for the docs and the log.
+	Source string
+}
+
+// Command is the way's command line for a port, as the person is shown
+// it (the session key goes in the environment, never here).
+func (w Way) Command(port int) []string {
+	out := append([]string{w.Program}, w.Args...)
+	return append(out, w.hostPort(port)...)
+}
+
+func (w Way) hostPort(port int) []string {
+	return []string{"--host", "127.0.0.1", "--port", strconv.Itoa(port)}
+}
+
+// Describe names the way in words, for a question to the person.
+func (w Way) Describe() string {
+	switch w.Kind {
+	case "installed":
+		return "the installed OpenHands agent-server (" + w.Program + ")"
+	case "uvx":
+		return "OpenHands' agent-server " + AgentServerVersion + " from PyPI, through uvx"
+	default:
+		return "OpenHands' agent-server image " + AgentServerVersion + " in Docker"
+	}
+}
+
+// LookPath finds a program (exec.LookPath).
+type LookPath func(string) (string, error)
+
+// Ways lists how an agent-server can be started here, best first: an
+// installed one (the openhands-agent-server package's `agent-server`
+// script, or its module under python3), then uvx with the package, then
+// Docker with OpenHands' image. Sources: openhands-agent-server
+// pyproject.toml [project.scripts] agent-server; __main__.py (--host,
+// --port, default 8000); agent-canvas 1.20.0 scripts/dev-safe.mjs (the
+// uvx command); config/defaults.json (images.agentServer).
+func Ways(look LookPath, pythonHasModule func(python string) bool) []Way {
+	if look == nil {
+		look = exec.LookPath
+	}
+	var ways []Way
+	for _, name := range []string{"agent-server", "openhands-agent-server"} {
+		if p, err := look(name); err == nil {
+			ways = append(ways, Way{Kind: "installed", Program: p, Source: "openhands-agent-server's console script"})
+			break
+		}
+	}
+	if len(ways) == 0 {
+		if py, err := look("python3"); err == nil && pythonHasModule != nil && pythonHasModule(py) {
+			ways = append(ways, Way{Kind: "installed", Program: py, Args: []string{"-m", "openhands.agent_server"}, Source: "python -m openhands.agent_server"})
+		}
+	}
+	if p, err := look("uvx"); err == nil {
+		v := AgentServerVersion
+		ways = append(ways, Way{Kind: "uvx", Program: p, Args: []string{
+			"--from", "openhands-agent-server==" + v,
+			"--with", "openhands-sdk==" + v, "--with", "openhands-tools==" + v, "--with", "openhands-workspace==" + v,
+			"agent-server",
+		}, Source: "Agent Canvas's launcher (scripts/dev-safe.mjs)"})
+	}
+	if p, err := look("docker"); err == nil {
+		// Host networking: the agent in the container reaches the
+		// bridge's MCP endpoint on 127.0.0.1, and the server listens on
+		// the host's loopback only.
+		ways = append(ways, Way{Kind: "docker", Program: p, Args: []string{
+			"run", "--rm", "--network", "host", "-e", "OH_SESSION_API_KEYS_0",
+			"ghcr.io/openhands/agent-server:" + AgentServerVersion + "-python",
+		}, Source: "OpenHands' agent-server image (ghcr.io/openhands/agent-server)"})
+	}
+	return ways
+}
+
+// PythonHasAgentServer says whether python can import
+// openhands.agent_server.
+func PythonHasAgentServer(python string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return exec.CommandContext(ctx, python, "-c", "import openhands.agent_server").Run() == nil
+}
+
+// StartOptions say how to start a server.
+type StartOptions struct {
+	// Port to listen on; 0 picks a free one.
+	Port int
+	// Dir is the server's working directory (its conversations are
+	// stored under it unless configured otherwise).
+	Dir string
+	// Log receives the server's output.
+	Log io.Writer
+	// Timeout bounds the start (uvx may first download the package);
+	// StartTimeout when zero.
+	Timeout time.Duration
+}
+
+// StartTimeout is how long a start may take: uvx fetches the package and
+// its dependencies on first use.
+const StartTimeout = 5 * time.Minute
+
+// Server is an agent-server the bridge started. It stops when Stop is
+// called, and with the bridge: it runs in its own process group, and on
+// Linux the kernel ends it if the bridge dies first.
+type Server struct {
+	Found
+	Way  Way
+	cmd  *exec.Cmd
+	done chan struct{}
+	err  error // how the process ended, once done is closed
+
+	stopOnce sync.Once
+}
+
+// StartError is a start that failed: what was run, and its last output.
+type StartError struct {
+	Way    Way
+	Reason string
+	Tail   string
+}
+
+func (e *StartError) Error() string {
+	s := fmt.Sprintf("could not start %s: %s", e.Way.Describe(), e.Reason)
+	if e.Tail != "" {
+		s += "; its last output: " + e.Tail
+	}
+	return s
+}
+
+// Kind is "server_start_failed".
+func (e *StartError) Kind() string { return "server_start_failed" }
+
+// Start starts an agent-server the way given, on 127.0.0.1 only, with a
+// fresh session key, and waits until it answers as an agent-server should.
+func Start(ctx context.Context, w Way, o StartOptions) (*Server, error) {
+	if o.Timeout == 0 {
+		o.Timeout = StartTimeout
+	}
+	port := o.Port
+	if port == 0 {
+		p, err := freePort()
+		if err != nil {
+			return nil, &StartError{Way: w, Reason: "no free port on 127.0.0.1: " + err.Error()}
+		}
+		port = p
+	}
+	key, err := newKey()
+	if err != nil {
+		return nil, err
+	}
+	args := append(append([]string{}, w.Args...), w.hostPort(port)...)
+	cmd := exec.Command(w.Program, args...)
+	cmd.Dir = o.Dir
+	cmd.Env = append(os.Environ(), "OH_SESSION_API_KEYS_0="+key)
+	tail := &tailBuffer{max: 4096}
+	var out io.Writer = tail
+	if o.Log != nil {
+		out = io.MultiWriter(o.Log, tail)
+	}
+	cmd.Stdout, cmd.Stderr = out, out
+	ownGroup(cmd)
+	if err := cmd.Start(); err != nil {
+		return nil, &StartError{Way: w, Reason: err.Error()}
+	}
+	s := &Server{Way: w, cmd: cmd, done: make(chan struct{})}
+	s.Found = Found{URL: "http://127.0.0.1:" + strconv.Itoa(port), SessionAPIKey: key, Source: FromStarted, KeySource: "the key the bridge made for it"}
+	go func() { s.err = cmd.Wait(); close(s.done) }()
+
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	hc := &http.Client{Timeout: ProbeTimeout}
+	// A starting server is asked until it answers: it says nothing else
+	// when it is ready.
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		v, err := Probe(ctx, hc, s.URL, key)
+		if err == nil {
+			s.Version = v
+			return s, nil
+		}
+		select {
+		case <-s.done:
+			return nil, &StartError{Way: w, Reason: "it exited (" + exitWords(s.err) + ") before it answered", Tail: tail.String()}
+		case <-ctx.Done():
+			s.Stop()
+			reason := "it did not answer within " + o.Timeout.String()
+			if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				reason = "the start was cancelled"
+			}
+			return nil, &StartError{Way: w, Reason: reason, Tail: tail.String()}
+		case <-tick.C:
+		}
+	}
+}
+
+// PID is the server's process id (its process group's).
+func (s *Server) PID() int { return s.cmd.Process.Pid }
+
+// Done is closed when the server's process has ended.
+func (s *Server) Done() <-chan struct{} { return s.done }
+
+// Stop ends the server: SIGTERM to its process group, SIGKILL 5 s later
+// if it is still there. It returns once the process has ended.
+func (s *Server) Stop() {
+	s.stopOnce.Do(func() {
+		signalGroup(s.cmd, false)
+		select {
+		case <-s.done:
+		case <-time.After(5 * time.Second):
+			signalGroup(s.cmd, true)
+			<-s.done
+		}
+	})
+}
+
+func exitWords(err error) string {
+	if err == nil {
+		return "status 0"
+	}
+	return err.Error()
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func newKey() (string, error) {
+	b := make([]byte, 24)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+	max int
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > t.max {
+		t.buf = t.buf[len(t.buf)-t.max:]
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.TrimSpace(string(bytes.ToValidUTF8(t.buf, nil)))
+}
