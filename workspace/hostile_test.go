@@ -173,7 +173,18 @@ func TestGitignoreOutOfBounds(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	l, err := fs.ListDirectory(ctx, ".", ListOptions{RespectGitignore: true, Depth: 2})
+	var l *Listing
+	var err error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		l, err = fs.ListDirectory(ctx, ".", ListOptions{RespectGitignore: true, Depth: 2})
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		t.Fatal("no answer in a minute")
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
