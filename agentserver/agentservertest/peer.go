@@ -21,6 +21,10 @@ import (
 // a pyenv python3 earlier on PATH would not.
 const SystemPython = "/usr/bin/python3"
 
+// Version is the agent-server version the stand-in follows unless given
+// --version: the newest whose sources were read (docs/openhands-v1.md).
+const Version = "1.50.1"
+
 // Peer is a running stand-in.
 type Peer struct {
 	URL string
