@@ -44,7 +44,7 @@ type Options struct {
 	// capabilities are known.
 	BufferEditor BufferEditor
 	// Logger receives what the FS skips for itself (a .gitignore it will
-	// not apply); nil means slog.Default().
+	// not apply, and why); nil discards it.
 	Logger *slog.Logger
 }
 
@@ -67,7 +67,7 @@ type bufferEditorBox struct{ be BufferEditor }
 func New(roots *Roots, opts Options) *FS {
 	f := &FS{roots: roots, maxSize: opts.MaxFileSize, overlay: newOverlay(roots), log: opts.Logger}
 	if f.log == nil {
-		f.log = slog.Default()
+		f.log = slog.New(slog.DiscardHandler)
 	}
 	f.log = f.log.With("component", "workspace")
 	if f.maxSize <= 0 {

@@ -320,3 +320,43 @@ func checkSpecial(t *testing.T, input string, err error, name, typ, words string
 	assertEqual(t, input+" type", any(typ), se.Data()["type"])
 	assertEqual(t, input+" message", name+" "+words, err.Error()[:len(name)+1+len(words)])
 }
+
+// BenchmarkGitignoreNestedDoubleStar lists the tree of TestNestedDoubleStar
+// (24 levels, twelve "**/" before "zzz") to depth 20. The old matcher took
+// 11 s an op here.
+func BenchmarkGitignoreNestedDoubleStar(b *testing.B) {
+	fs, root, _ := hostileFS(b)
+	plant(b, root, `mkdir -p `+strings.Repeat("a/", 24)+` && echo "`+strings.Repeat("**/", 12)+`zzz" > .gitignore`)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if l, err := fs.ListDirectory(ctx, ".", ListOptions{RespectGitignore: true, Depth: 20}); err != nil || len(l.Entries) != 20 {
+			b.Fatalf("%v, %d entries", err, len(l.Entries))
+		}
+	}
+}
+
+// BenchmarkGitignoreHostile lists a directory of 100 files whose
+// .gitignore is planted: a FIFO (the old code never answered), a symlink
+// to /dev/urandom (the old code read it for ever) and a 2 MiB file (over
+// the cap: skipped unread).
+func BenchmarkGitignoreHostile(b *testing.B) {
+	for _, c := range []struct{ name, script string }{
+		{"fifo", "mkfifo .gitignore"},
+		{"urandom", "ln -s /dev/urandom .gitignore"},
+		{"2MiB", "head -c 2097152 /dev/zero | tr '\\0' '\\n' > .gitignore"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			fs, root, _ := hostileFS(b)
+			plant(b, root, "for i in $(seq 100); do echo x > f$i.go; done && "+c.script)
+			b.Cleanup(func() { unblockFIFOs(root, ".gitignore") })
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				if l, err := fs.ListDirectory(ctx, ".", ListOptions{RespectGitignore: true}); err != nil || len(l.Entries) != 100 {
+					b.Fatalf("%v, %d entries", err, len(l.Entries))
+				}
+			}
+		})
+	}
+}
