@@ -1,6 +1,14 @@
 // Finding the oh-bridge binary: the setting, then the binary shipped in
 // the extension, then PATH. Pure, so it is tested without VS Code.
+//
+// The extension's package for linux-x64, linux-arm64, darwin-x64 or
+// darwin-arm64 carries that platform's bridge in bin/<platform>-<arch>/
+// (`task packages`); the universal package, which VS Code installs on every
+// other platform, carries none, and the bridge is found on PATH.
 import * as path from 'node:path';
+
+/** How to install the bridge where no package carries it: its module path is go.mod's. */
+export const installCommand = 'go install github.com/oh-bridge/oh-bridge/cmd/oh-bridge@latest';
 
 export interface BinaryLookup {
   /** openhands.bridge.path; empty when unset. */
@@ -33,7 +41,7 @@ export function findBridge(o: BinaryLookup): BinaryResult {
       return { path: o.settingPath, source: 'setting' };
     }
     return {
-      error: `openhands.bridge.path is set to ${o.settingPath}, but there is no executable file there. Fix the setting, or clear it to use the bundled bridge.`,
+      error: `openhands.bridge.path is set to ${o.settingPath}, but there is no executable file there. Fix the setting, or clear it to use the bridge bundled with the extension or found on PATH.`,
     };
   }
   const bundled = bundledPath(o.extensionPath, o.platform, o.arch);
@@ -49,7 +57,17 @@ export function findBridge(o: BinaryLookup): BinaryResult {
       return { path: candidate, source: 'PATH' };
     }
   }
-  return {
-    error: `The oh-bridge binary was not found: none is bundled for ${o.platform}-${o.arch} and none is on PATH. Install it (go install github.com/oh-bridge/oh-bridge/cmd/oh-bridge@latest) or set openhands.bridge.path.`,
-  };
+  return { error: notFound(o.platform, o.arch) };
+}
+
+/** What to do when no bridge is found: name what is missing, then the fix. */
+function notFound(platform: string, arch: string): string {
+  const lines = [
+    `The oh-bridge binary was not found: this copy of the extension carries no bridge for ${platform}-${arch}, and there is no ${exeName(platform)} on PATH.`,
+    `Install it with \`${installCommand}\` (Go 1.26 or newer), which puts it in $(go env GOPATH)/bin (by default ~/go/bin); then add that directory to the PATH VS Code starts with, or set openhands.bridge.path to the binary.`,
+  ];
+  if (platform === 'win32') {
+    lines.push('On Windows the bridge serves files and edits; its terminals are not supported yet.');
+  }
+  return lines.join(' ');
 }
