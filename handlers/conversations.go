@@ -48,7 +48,7 @@ func (h *Handlers) listConversations(ctx context.Context, p *listConversationsPa
 	}
 	page, err := conversation.List(ctx, conversation.ListOptions{
 		ServerURL:     p.ServerURL,
-		SessionAPIKey: p.SessionAPIKey,
+		SessionAPIKey: h.keyFor(p.ServerURL, p.SessionAPIKey),
 		Header:        header,
 		WorkingDir:    h.Roots()[0],
 		Cursor:        p.Cursor,

@@ -124,7 +124,7 @@ func (h *Handlers) connect(ctx context.Context, p *connectParams) (*connectResul
 	l, err := conversation.Open(ctx, conversation.Options{
 		Session:            sess,
 		ServerURL:          p.ServerURL,
-		SessionAPIKey:      p.SessionAPIKey,
+		SessionAPIKey:      h.keyFor(p.ServerURL, p.SessionAPIKey),
 		Header:             header,
 		ConversationID:     p.ConversationID,
 		Task:               p.Task,

@@ -82,6 +82,8 @@ var codeOfKind = map[string]int64{
 	"server_error":            codeOpenHandsConnection,
 	"protocol_retired":        codeOpenHandsConnection,
 	"not_connected":           codeOpenHandsConnection,
+	"server_not_found":        codeOpenHandsConnection,
+	"server_start_failed":     codeOpenHandsConnection,
 	"terminals_unsupported":   codeUnsupportedAction,
 	"unsupported_api_version": codeOpenHandsConnection,
 }

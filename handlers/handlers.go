@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/oh-bridge/oh-bridge/localserver"
 	"github.com/oh-bridge/oh-bridge/rpc"
 	"github.com/oh-bridge/oh-bridge/session"
 )
@@ -23,6 +24,9 @@ type Config struct {
 	// StartMCP opens the MCP endpoint for mcp/start; nil answers that
 	// this build has no MCP.
 	StartMCP MCPStarter
+	// ServerConfig is what the bridge's config file says of the
+	// agent-server, for openhands/find_server.
+	ServerConfig localserver.Config
 }
 
 // Conn is the connection as the handlers need it: the peer to notify or
@@ -60,6 +64,8 @@ type Handlers struct {
 	terms *termStreams   // terminal output streamed to the client (terminals.go)
 	dial  *dialState     // the conversation on an OpenHands agent-server (dial.go)
 	mcp   mcpState       // the MCP endpoint, while one runs (mcp.go)
+	// localSrv is the agent-server found or started here (localserver.go).
+	localSrv *localState
 }
 
 // New returns handlers for one connection. Call Bind before serving.
@@ -78,6 +84,7 @@ func (h *Handlers) Bind(conn Conn) { h.conn = conn }
 func (h *Handlers) Shutdown(ctx context.Context) {
 	h.log.Debug("shutdown")
 	h.stopDial(ctx)
+	h.stopLocal()
 	h.stopMCP(ctx)
 	h.stopTerminals()
 	h.closeSession(ctx)

@@ -20,6 +20,7 @@ var notifications = map[string]any{
 	"openhands/did_change_status":       agentserver.Status{},
 	"openhands/did_receive_event":       didReceiveEventParams{},
 	"openhands/did_update_conversation": didUpdateConversationParams{},
+	"openhands/server_output":           serverOutputParams{},
 }
 
 // editorRequests is the third part of the index: the requests the bridge

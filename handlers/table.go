@@ -82,6 +82,8 @@ func (h *Handlers) Methods() map[string]rpc.Method {
 		"openhands/interrupt":    {Class: rpc.Concurrent, Handle: handle(h.interrupt)},
 
 		"openhands/list_conversations": {Class: rpc.Concurrent, Handle: handle(h.listConversations)},
+		"openhands/find_server":        {Class: rpc.Concurrent, Handle: handle(h.findServer)},
+		"openhands/start_server":       {Class: rpc.Concurrent, Handle: handle(h.startServer)},
 
 		"mcp/start":  {Class: rpc.Concurrent, Handle: handle(h.mcpStart)},
 		"mcp/stop":   {Class: rpc.Concurrent, Handle: handle(h.mcpStop)},

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/oh-bridge/oh-bridge/acp"
+	"github.com/oh-bridge/oh-bridge/localserver"
 	"github.com/oh-bridge/oh-bridge/mcpserver"
 	"github.com/oh-bridge/oh-bridge/rpc"
 	"github.com/oh-bridge/oh-bridge/session"
@@ -28,6 +29,32 @@ type acpConfigFile struct {
 		APIKey  string `json:"api_key"`
 		BaseURL string `json:"base_url"`
 	} `json:"llm"`
+}
+
+// readConfigFile reads the bridge's config file; one that is not there is
+// empty.
+func readConfigFile(path string) (acpConfigFile, error) {
+	var file acpConfigFile
+	if path == "" {
+		return file, nil
+	}
+	data, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return file, fmt.Errorf("reading the config file: %w", err)
+	default:
+		if err := json.Unmarshal(data, &file); err != nil {
+			return file, fmt.Errorf("the config file %s is not the JSON expected ({\"serverUrl\": …, \"llm\": {\"model\": …}}): %w", path, err)
+		}
+	}
+	return file, nil
+}
+
+// serverConfig is what the config file says of the agent-server, for
+// finding one.
+func (f acpConfigFile) serverConfig(path string) localserver.Config {
+	return localserver.Config{Path: path, ServerURL: f.ServerURL, SessionAPIKey: f.SessionAPIKey}
 }
 
 // defaultConfigPath is $XDG_CONFIG_HOME/oh-bridge/config.json.
@@ -71,20 +98,10 @@ func acpMain(args []string) int {
 		return 2
 	}
 	defer closeLog()
-	var file acpConfigFile
-	if *configPath != "" {
-		data, err := os.ReadFile(*configPath)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-		case err != nil:
-			fmt.Fprintf(os.Stderr, "oh-bridge acp: reading the config file: %v\n", err)
-			return 2
-		default:
-			if err := json.Unmarshal(data, &file); err != nil {
-				fmt.Fprintf(os.Stderr, "oh-bridge acp: the config file %s is not the JSON expected ({\"serverUrl\": …, \"llm\": {\"model\": …}}): %v\n", *configPath, err)
-				return 2
-			}
-		}
+	file, err := readConfigFile(*configPath)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "oh-bridge acp:", err)
+		return 2
 	}
 	pick := func(flagValue, env, fileValue string) string {
 		if flagValue != "" {

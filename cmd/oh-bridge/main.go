@@ -57,6 +57,7 @@ func serveMain(args []string) int {
 		logFile     = fs.String("log-file", "", "write logs to this file instead of stderr")
 		logLevel    = fs.String("log-level", "info", "log level: debug, info, warn or error")
 		record      = fs.String("record", "", "record every message in both directions to this JSONL file")
+		configPath  = fs.String("config", defaultConfigPath(), "a JSON file with the agent-server's serverUrl and sessionApiKey, where openhands/find_server looks second")
 	)
 	fs.Var(&roots, "workspace", "a workspace root (repeatable); the client's folders are added at initialize")
 	if err := fs.Parse(args); err != nil {
@@ -89,7 +90,13 @@ func serveMain(args []string) int {
 		defer rec.Close()
 	}
 
-	h := handlers.New(handlers.Config{Version: version, Roots: roots, Logger: logger, StartMCP: startMCP(logger)})
+	file, err := readConfigFile(*configPath)
+	if err != nil {
+		// The editor's bridge serves on without it: only finding a server
+		// reads it.
+		logger.Warn("the config file is left out", "error", err)
+	}
+	h := handlers.New(handlers.Config{Version: version, Roots: roots, Logger: logger, StartMCP: startMCP(logger), ServerConfig: file.serverConfig(*configPath)})
 	srv := rpc.NewServer(rpc.Options{Methods: h.Methods(), Logger: logger, Shutdown: h.Shutdown})
 	h.Bind(srv)
 	logger.Info("serving on stdio", "version", version, "pid", os.Getpid())

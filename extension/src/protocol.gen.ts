@@ -32,11 +32,13 @@ export interface BridgeRequests {
   'openhands/connect': { params: ConnectParams; result: ConnectResult };
   'openhands/disconnect': { params: NoParams; result: Status };
   'openhands/execute_action': { params: ExecuteActionParams; result: ExecuteActionResult };
+  'openhands/find_server': { params: NoParams; result: FindServerResult };
   'openhands/interrupt': { params: NoParams; result: unknown };
   'openhands/list_conversations': { params: ListConversationsParams; result: ListConversationsResult };
   'openhands/pause': { params: NoParams; result: unknown };
   'openhands/resume': { params: NoParams; result: unknown };
   'openhands/send_message': { params: SendMessageParams; result: unknown };
+  'openhands/start_server': { params: StartServerParams; result: FoundServer };
   'openhands/status': { params: NoParams; result: Status };
   'terminal/close': { params: TerminalIDParams; result: unknown };
   'terminal/interrupt': { params: TerminalIDParams; result: TerminalResult };
@@ -59,6 +61,7 @@ export interface BridgeNotifications {
   'openhands/did_change_status': Status;
   'openhands/did_receive_event': DidReceiveEventParams;
   'openhands/did_update_conversation': DidUpdateConversationParams;
+  'openhands/server_output': ServerOutputParams;
   'terminal/did_change_state': DidChangeStateParams;
   'terminal/did_output': DidOutputParams;
 }
@@ -269,6 +272,34 @@ export interface FileChange {
   type: string;
   /** agent, external */
   source: string;
+}
+
+export interface FindServerResult {
+  /** Found is the server to use, when one answered. */
+  found?: FoundServer;
+  tried: TriedServer[] | null;
+  /**
+   * Ways are how one can be started here, best first, when none was
+   * found; none means the person must install it.
+   */
+  ways: StartWay[] | null;
+  /** Install says in words what to install when there is no way. */
+  install?: string;
+}
+
+/** FoundServer says what openhands/find_server found. */
+export interface FoundServer {
+  serverUrl: string;
+  serverVersion: string;
+  /**
+   * Source is where it was found: "environment", "config file",
+   * "Agent Canvas", "default port" or "started".
+   */
+  source: string;
+  /** KeySource names where its key came from ("" when it needs none). */
+  keySource: string;
+  /** Description says all of it in words, for the person. */
+  description: string;
 }
 
 export interface InfoResult {
@@ -516,6 +547,28 @@ export interface ServerInfo {
   version: string;
 }
 
+/**
+ * serverOutputParams is a piece of the output of the agent-server the
+ * bridge started.
+ */
+export interface ServerOutputParams {
+  data: string;
+}
+
+export interface StartServerParams {
+  /** Kind is the way to start it, one of openhands/find_server's ways. */
+  kind?: string;
+}
+
+/** StartWay is a way of starting an agent-server here. */
+export interface StartWay {
+  /** Kind is "installed", "uvx" or "docker". */
+  kind: string;
+  /** Command is what will run, as the person is shown it. */
+  command: string;
+  description: string;
+}
+
 export interface StatParams {
   path?: string;
 }
@@ -718,6 +771,13 @@ export interface ToolCall {
 export type ToolCallContent =
   | { type: 'content'; content: ContentBlock | null }
   | { type: 'diff'; path: string; oldText: string | null; newText: string };
+
+/** TriedServer is a place looked at and passed over, and why. */
+export interface TriedServer {
+  source: string;
+  serverUrl: string;
+  why: string;
+}
 
 /** Update is one ACP SessionUpdate: *Chunk, *ToolCall or *Plan. */
 export type Update = Chunk | Plan | ToolCall;

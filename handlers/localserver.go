@@ -1,0 +1,216 @@
+package handlers
+
+import (
+	"context"
+	"strings"
+	"sync"
+
+	"github.com/oh-bridge/oh-bridge/localserver"
+	"github.com/oh-bridge/oh-bridge/rpc"
+)
+
+// localState is the agent-server found or started for this connection:
+// the keys of the servers found (the editor is told where a key came
+// from, never the key: connect and list with that URL and no key use it),
+// and the server the bridge started, stopped with the connection.
+type localState struct {
+	start   sync.Mutex // one start at a time
+	mu      sync.Mutex
+	keys    map[string]string // server URL → its session key
+	started *localserver.Server
+}
+
+// FoundServer says what openhands/find_server found.
+type FoundServer struct {
+	ServerURL     string `json:"serverUrl"`
+	ServerVersion string `json:"serverVersion"`
+	// Source is where it was found: "environment", "config file",
+	// "Agent Canvas", "default port" or "started".
+	Source string `json:"source"`
+	// KeySource names where its key came from ("" when it needs none).
+	KeySource string `json:"keySource"`
+	// Description says all of it in words, for the person.
+	Description string `json:"description"`
+}
+
+// TriedServer is a place looked at and passed over, and why.
+type TriedServer struct {
+	Source    string `json:"source"`
+	ServerURL string `json:"serverUrl"`
+	Why       string `json:"why"`
+}
+
+// StartWay is a way of starting an agent-server here.
+type StartWay struct {
+	// Kind is "installed", "uvx" or "docker".
+	Kind string `json:"kind"`
+	// Command is what will run, as the person is shown it.
+	Command     string `json:"command"`
+	Description string `json:"description"`
+}
+
+type findServerResult struct {
+	// Found is the server to use, when one answered.
+	Found *FoundServer  `json:"found,omitempty"`
+	Tried []TriedServer `json:"tried"`
+	// Ways are how one can be started here, best first, when none was
+	// found; none means the person must install it.
+	Ways []StartWay `json:"ways"`
+	// Install says in words what to install when there is no way.
+	Install string `json:"install,omitempty"`
+}
+
+// installHint is what a person with no way to start an agent-server does.
+const installHint = "Install OpenHands' agent-server: `uv tool install openhands-agent-server` (then `agent-server` is on PATH), " +
+	"or `pip install openhands-agent-server`, or install uv (https://docs.astral.sh/uv/) or Docker and the bridge starts it for you."
+
+func (h *Handlers) local() *localState {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.localSrv == nil {
+		h.localSrv = &localState{keys: map[string]string{}}
+	}
+	return h.localSrv
+}
+
+// findServer looks for the agent-server the person runs here
+// (localserver.Find), for a conversation asked for with no server
+// configured. It probes loopback ports: the editor calls it only when the
+// person starts a conversation.
+func (h *Handlers) findServer(ctx context.Context, _ *noParams) (*findServerResult, error) {
+	l := h.local()
+	l.mu.Lock()
+	started := l.started
+	l.mu.Unlock()
+	if started != nil {
+		select {
+		case <-started.Done():
+		default:
+			return &findServerResult{Found: foundOf(&started.Found), Tried: []TriedServer{}, Ways: []StartWay{}}, nil
+		}
+	}
+	found, tried, err := localserver.Find(ctx, localserver.Options{Config: h.cfg.ServerConfig})
+	out := &findServerResult{Tried: make([]TriedServer, 0, len(tried)), Ways: []StartWay{}}
+	for _, t := range tried {
+		out.Tried = append(out.Tried, TriedServer{Source: string(t.Source), ServerURL: t.URL, Why: t.Why})
+	}
+	if err == nil {
+		l.remember(found.URL, found.SessionAPIKey)
+		out.Found = foundOf(found)
+		h.log.Info("found an agent-server", "url", found.URL, "source", found.Source, "key", found.KeySource, "version", found.Version)
+		return out, nil
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	for _, w := range localserver.Ways(nil, localserver.PythonHasAgentServer) {
+		out.Ways = append(out.Ways, StartWay{Kind: w.Kind, Command: strings.Join(w.Command(0), " "), Description: w.Describe()})
+	}
+	if len(out.Ways) == 0 {
+		out.Install = installHint
+	}
+	return out, nil
+}
+
+func foundOf(f *localserver.Found) *FoundServer {
+	return &FoundServer{ServerURL: f.URL, ServerVersion: f.Version, Source: string(f.Source), KeySource: f.KeySource, Description: f.Describe()}
+}
+
+type startServerParams struct {
+	// Kind is the way to start it, one of openhands/find_server's ways.
+	Kind string `json:"kind"`
+}
+
+// startServer starts an agent-server the way the person chose, on
+// 127.0.0.1 with a fresh key, its output going to the editor as
+// openhands/server_output; it stops with the connection.
+func (h *Handlers) startServer(ctx context.Context, p *startServerParams) (*FoundServer, error) {
+	l := h.local()
+	l.start.Lock()
+	defer l.start.Unlock()
+	l.mu.Lock()
+	running := l.started
+	l.mu.Unlock()
+	if running != nil {
+		select {
+		case <-running.Done():
+		default:
+			return foundOf(&running.Found), nil
+		}
+	}
+	var way *localserver.Way
+	for _, w := range localserver.Ways(nil, localserver.PythonHasAgentServer) {
+		if w.Kind == p.Kind {
+			way = &w
+			break
+		}
+	}
+	if way == nil {
+		return nil, rpc.InvalidParams("kind", "a way openhands/find_server offered (installed, uvx or docker) that is there: "+installHint)
+	}
+	h.log.Info("starting an agent-server", "how", way.Describe(), "command", strings.Join(way.Command(0), " "))
+	s, err := localserver.Start(ctx, *way, localserver.StartOptions{Dir: h.Roots()[0], Log: serverOutput{h}})
+	if err != nil {
+		return nil, err
+	}
+	l.mu.Lock()
+	l.started = s
+	l.keys[s.URL] = s.SessionAPIKey
+	l.mu.Unlock()
+	h.log.Info("started an agent-server", "url", s.URL, "version", s.Version, "pid", s.PID())
+	return foundOf(&s.Found), nil
+}
+
+// serverOutput sends the started server's output to the editor.
+type serverOutput struct{ h *Handlers }
+
+func (o serverOutput) Write(p []byte) (int, error) {
+	o.h.notify(context.Background(), "openhands/server_output", &serverOutputParams{Data: string(p)})
+	return len(p), nil
+}
+
+// serverOutputParams is a piece of the output of the agent-server the
+// bridge started.
+type serverOutputParams struct {
+	Data string `json:"data"`
+}
+
+func (l *localState) remember(url, key string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if key != "" {
+		l.keys[url] = key
+	}
+}
+
+// keyFor is the key of a server found or started, for a request that
+// names its URL and no key.
+func (h *Handlers) keyFor(url, given string) string {
+	if given != "" {
+		return given
+	}
+	l := h.local()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.keys[strings.TrimRight(url, "/")]
+}
+
+// stopLocal stops the server the bridge started.
+func (h *Handlers) stopLocal() {
+	h.mu.Lock()
+	l := h.localSrv
+	h.mu.Unlock()
+	if l == nil {
+		return
+	}
+	l.start.Lock() // a start in progress ends first (its context ends with the connection)
+	defer l.start.Unlock()
+	l.mu.Lock()
+	s := l.started
+	l.started = nil
+	l.mu.Unlock()
+	if s != nil {
+		h.log.Info("stopping the agent-server it started", "url", s.URL, "pid", s.PID())
+		s.Stop()
+	}
+}
