@@ -12,7 +12,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -243,4 +245,20 @@ func fakeMachO(t *testing.T, cpu macho.Cpu) []byte {
 	}
 	buf.Write(make([]byte, 4)) // the 64-bit header's reserved word
 	return buf.Bytes()
+}
+
+// TestTargetsAreTheTaskfiles: Targets are the platforms the Taskfile
+// builds packages for (its TARGETS), in its order.
+func TestTargetsAreTheTaskfiles(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "Taskfile.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^  TARGETS: (.+)$`).FindSubmatch(data)
+	if m == nil {
+		t.Fatal("Taskfile.yml has no TARGETS variable")
+	}
+	if got, want := strings.Fields(string(m[1])), targetNames(); !slices.Equal(got, want) {
+		t.Errorf("Taskfile.yml's TARGETS are %q; pkgcheck.Targets are %q", got, want)
+	}
 }
