@@ -394,7 +394,7 @@ func TestConversationUsesTheBridgesTools(t *testing.T) {
 		t.Errorf("the events arrived out of the server's order")
 	}
 	st := s.Status()
-	if st.State != agentserver.StateConnected || st.RunningActions != 0 || st.ServerVersion != "1.43.1" || st.Protocol != "v1" {
+	if st.State != agentserver.StateConnected || st.RunningActions != 0 || st.ServerVersion != agentservertest.Version || st.Protocol != "v1" {
 		t.Errorf("status: %+v", st)
 	}
 
