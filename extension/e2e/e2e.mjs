@@ -110,9 +110,16 @@ async function main() {
   fs.mkdirSync(longWs);
   const feed = path.join(longWs, 'feed.jsonl');
 
+  // An `agent-server` on the PATH the extension's bridge sees: the
+  // stand-in behind a wrapper, for the bridge to offer and start; and the
+  // default and Agent Canvas ports held by something else, so that
+  // nothing this machine runs is found instead.
+  const local = localServerSetup(tmp);
   const port = await freePort();
   const cs = start(CODE_SERVER, ['--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-telemetry', '--disable-update-check',
-    '--disable-workspace-trust', '--extensions-dir', extDir, '--user-data-dir', userData, ws], { env: { ...process.env, HOME: tmp, OH_BRIDGE_TEST_FEED: feed } });
+    '--disable-workspace-trust', '--extensions-dir', extDir, '--user-data-dir', userData, ws],
+  { env: { ...process.env, HOME: tmp, OH_BRIDGE_TEST_FEED: feed, PATH: `${local.bin}:${process.env.PATH}`,
+    OH_BRIDGE_SERVER_URL: '', OH_BRIDGE_SESSION_API_KEY: '', LOCAL_BACKEND_API_KEY: '' } });
   await until('code-server', async () => (await fetch(`http://127.0.0.1:${port}/`, { redirect: 'manual' })).status < 400, 60_000);
 
   const browser = (globalThis.browser = await chromium.launch({
@@ -126,6 +133,7 @@ async function main() {
     // E2E_ONLY=view runs the conversation view's step alone, when working on it.
     if (process.env.E2E_ONLY === 'view') return await conversationView(browser, { tmp, port });
     if (process.env.E2E_ONLY === 'long') return await longConversation(browser, { port, ws: longWs, feed });
+    if (process.env.E2E_ONLY === 'local') return await localServer(browser, { tmp, port, local });
     await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`);
     await page.waitForSelector('.monaco-workbench', { timeout: 60_000 });
     const { status, editorText } = workbench(page);
@@ -140,6 +148,7 @@ async function main() {
     await agentServer(browser, { tmp, port });
     await conversationView(browser, { tmp, port });
     await longConversation(browser, { port, ws: longWs, feed });
+    await localServer(browser, { tmp, port, local });
   } catch (err) {
     await page.screenshot({ path: path.join(OUT_DIR, 'failure.png') }).catch(() => undefined);
     throw err;
@@ -534,6 +543,134 @@ async function conversationView(browser, { tmp, port }) {
       (await again.locator('#conversations').isHidden()) && { users, answers };
   }, 60_000).catch((e) => String(e));
   check('view: an item of the list reopens its conversation, history and answers included', typeof reopenedFromList === 'object', String(reopenedFromList));
+}
+
+// localServerSetup writes the fake `agent-server` (the stand-in behind a
+// wrapper that reads --host, --port and OH_SESSION_API_KEYS_0 as the real
+// script does, and records its pid) and holds ports 8000 and 18000 with a
+// server that is not an agent-server.
+function localServerSetup(tmp) {
+  // Where `uv tool install openhands-agent-server` puts it, on the PATH a
+  // login shell's profile gives: VS Code's server takes the extension
+  // host's environment from the person's login shell.
+  const bin = path.join(tmp, '.local', 'bin');
+  fs.mkdirSync(bin, { recursive: true });
+  fs.writeFileSync(path.join(tmp, '.profile'), 'PATH="$HOME/.local/bin:$PATH"\n');
+  const pidFile = path.join(tmp, 'started-server.pid');
+  const script = path.join(tmp, 'started-server-script.json');
+  fs.writeFileSync(script, JSON.stringify({ turns: [[{ message: 'Hello from the server the bridge started.' }]] }));
+  fs.writeFileSync(path.join(bin, 'agent-server'), `#!/bin/bash
+host=127.0.0.1 port=8000
+while [ $# -gt 0 ]; do case "$1" in --host) host=$2; shift 2;; --port) port=$2; shift 2;; *) shift;; esac; done
+echo $$ > ${JSON.stringify(pidFile)}
+exec /usr/bin/python3 ${JSON.stringify(path.join(REPO, 'fixtures', 'peers', 'agent_server_standin.py'))} --host "$host" --port "$port" --session-api-key "$OH_SESSION_API_KEYS_0" --script ${JSON.stringify(script)}
+`, { mode: 0o755 });
+  const holds = {};
+  for (const p of [8000, 18000]) {
+    const srv = net.createServer((sock) => sock.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n'));
+    srv.on('error', (err) => { holds[p] = err; });
+    srv.listen(p, '127.0.0.1');
+    holds[p] = srv;
+  }
+  return { bin, pidFile, holds };
+}
+
+const alive = (pid) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+// localServer: with no server configured, the bridge finds none, offers
+// to start the installed agent-server, starts it once the person agrees,
+// and the conversation runs on it; reloading the window (a new extension
+// host and bridge) stops it. Then an Agent Canvas-shaped stack (its key
+// file, its agent-server on 18000) is found and used with no question.
+async function localServer(browser, { tmp, port, local }) {
+  for (const [p, h] of Object.entries(local.holds)) {
+    if (h instanceof Error) {
+      check(`local server: port ${p} is free for the test`, false, String(h));
+      return;
+    }
+  }
+  const ws = path.join(tmp, 'project-local');
+  fs.mkdirSync(path.join(ws, '.vscode'), { recursive: true });
+  fs.writeFileSync(path.join(ws, '.vscode', 'settings.json'), JSON.stringify({ 'openhands.llm.model': 'e2e/scripted' }));
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  const { status } = workbench(page);
+  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`);
+  await page.waitForSelector('.monaco-workbench', { timeout: 60_000 });
+  await until('the bridge of the window', async () => /OpenHands: Disconnected/.test(await status()), 60_000);
+  await runCommand(page, 'OpenHands: Open Conversation View');
+  let view = page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
+  await view.locator('#input').waitFor({ state: 'visible', timeout: 30_000 });
+  await view.locator('#input').click();
+  await page.keyboard.type('Say hello from a server you started.');
+  const asked = Date.now();
+  await page.keyboard.press('Enter');
+  const dialog = page.locator('.monaco-dialog-box');
+  const question = await until('the question to start a server', async () => (await dialog.isVisible()) && (await dialog.innerText()), 60_000).catch((e) => String(e));
+  check('local server: with none found, the person is asked to start the installed agent-server, shown the command',
+    question.includes('No OpenHands agent-server is running on this machine. Start one?') && question.includes(`${local.bin}/agent-server --host 127.0.0.1 --port`) &&
+    question.includes('127.0.0.1 only'), question);
+  await page.screenshot({ path: path.join(OUT_DIR, '10-start-server-question.png') });
+  const questionMs = Date.now() - asked;
+  const agreed = Date.now();
+  await dialog.locator('a.monaco-button', { hasText: /^Start$/ }).click();
+  const replied = await until('the started server\'s agent to answer', async () =>
+    (await view.locator('.card.message.agent').allInnerTexts()).join('\n').includes('Hello from the server the bridge started.'), 120_000).catch((e) => String(e));
+  const firstEventMs = Date.now() - agreed;
+  check(`local server: started with consent, the conversation runs on it (${questionMs} ms to the question, ${firstEventMs} ms from "Start" to the agent's answer)`,
+    replied === true, String(replied));
+  const told = await until('the words saying which server', async () => {
+    const t = (await page.locator('.notifications-toasts').allInnerTexts()).join('\n');
+    return t.includes('started by the bridge') && t;
+  }, 20_000).catch((e) => String(e));
+  check('local server: the person is told which server is used, and where its key came from', told.includes('started by the bridge') &&
+    told.includes('the key the bridge made for it'), told);
+  await page.screenshot({ path: path.join(OUT_DIR, '11-started-server-conversation.png') });
+  fs.writeFileSync(path.join(OUT_DIR, 'local-server.json'), JSON.stringify({ questionMs, firstEventMs }, null, 2));
+  const pid = Number(fs.readFileSync(local.pidFile, 'utf8'));
+  check('local server: the started server runs', alive(pid), String(pid));
+
+  // The window reloads: its extension host and bridge end, and the server with them.
+  await page.reload();
+  await page.waitForSelector('.monaco-workbench', { timeout: 60_000 });
+  const stopped = await until('the started server to stop', () => !alive(pid), 30_000).catch((e) => String(e));
+  check('local server: the server the bridge started stops when its window goes', stopped === true, String(stopped));
+
+  // Agent Canvas: its key file and its agent-server on 18000 (the
+  // ingress on 8000 stays something else).
+  await new Promise((r) => local.holds[18000].close(r));
+  const canvasDir = path.join(tmp, '.openhands', 'agent-canvas');
+  fs.mkdirSync(canvasDir, { recursive: true });
+  fs.writeFileSync(path.join(canvasDir, 'api-key.txt'), 'canvas-e2e-key\n', { mode: 0o600 });
+  const canvasScript = path.join(tmp, 'canvas-script.json');
+  fs.writeFileSync(canvasScript, JSON.stringify({ turns: [[{ message: 'Hello from Agent Canvas.' }]] }));
+  const canvas = start('/usr/bin/python3', [path.join(REPO, 'fixtures', 'peers', 'agent_server_standin.py'), '--port', '18000',
+    '--session-api-key', 'canvas-e2e-key', '--script', canvasScript]);
+  await standInURL(canvas, 'the Agent Canvas-shaped stand-in');
+  await until('the extension after the reload', async () => /OpenHands: Disconnected/.test(await status()), 60_000);
+  if (!(await page.locator('iframe.webview.ready').count())) await runCommand(page, 'OpenHands: Open Conversation View');
+  view = page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
+  await view.locator('#input').waitFor({ state: 'visible', timeout: 30_000 });
+  await view.locator('#input').click();
+  await page.keyboard.type('Say hello from Canvas.');
+  await page.keyboard.press('Enter');
+  let dialogs = 0;
+  const canvasReply = await until('the Canvas agent to answer', async () => {
+    if (await dialog.isVisible().catch(() => false)) dialogs++;
+    return (await view.locator('.card.message.agent').allInnerTexts()).join('\n').includes('Hello from Agent Canvas.');
+  }, 60_000).catch((e) => String(e));
+  const canvasTold = (await page.locator('.notifications-toasts').allInnerTexts()).join('\n');
+  check('local server: an Agent Canvas stack is found by its key file and used with no question', canvasReply === true && dialogs === 0 &&
+    canvasTold.includes("Agent Canvas's local stack") && canvasTold.includes(path.join(canvasDir, 'api-key.txt')) && !canvasTold.includes('canvas-e2e-key'),
+  JSON.stringify({ canvasReply: String(canvasReply), dialogs, canvasTold }));
+  await page.screenshot({ path: path.join(OUT_DIR, '12-agent-canvas-found.png') });
+  local.holds[8000].close();
 }
 
 // longFeed writes the long conversation for the extension's test-only

@@ -18,6 +18,7 @@ import { startTestFeed } from './testFeed';
 import { didChangeParams } from './docsync';
 import type { SteerMethod } from './webview/protocol';
 import { ago, conversationName } from './history';
+import { Servers, type ServerChoice } from './servers';
 import type { BridgeRequests, ConnectParams, ConversationSummary, Status } from './protocol.gen';
 
 const secretKey = 'openhands.sessionApiKey';
@@ -56,9 +57,11 @@ class Controller implements EditorHost {
   private bridgeState: BridgeState = 'starting';
   private connection: Status = disconnected;
   private readonly view: ConversationView;
+  private readonly servers: Servers;
 
   constructor(private readonly context: vscode.ExtensionContext) {
     this.statusItem.command = 'openhands.quickPick';
+    this.servers = new Servers(context, secretKey);
     this.view = new ConversationView(context.extensionUri, {
       send: (text) => this.sendFromView(text),
       steer: (method: SteerMethod) => this.steer(method, {}),
@@ -67,7 +70,7 @@ class Controller implements EditorHost {
       open: (conversationId) => this.connect(undefined, { conversationId, fromView: true }),
       leave: () => this.leave(),
     }, context.workspaceState);
-    context.subscriptions.push(this.output, this.conversation, this.statusItem, this.view.register());
+    context.subscriptions.push(this.output, this.conversation, this.statusItem, this.view.register(), this.servers);
     // Test only (OH_BRIDGE_TEST_FEED): the e2e test's long conversation.
     context.subscriptions.push(startTestFeed(this.view, (line) => this.output.appendLine(line)));
     this.view.status(this.connection, this.remembered()?.conversationId);
@@ -252,6 +255,7 @@ class Controller implements EditorHost {
       void this.remember(status).then(() => this.view.status(this.connection, this.remembered()?.conversationId));
     });
     bridge.onNotification('openhands/did_update_conversation', (p) => this.view.update(p.conversationId, p.update));
+    bridge.onNotification('openhands/server_output', (p) => this.servers.output(p.data));
     bridge.onNotification('openhands/did_receive_event', (p) => {
       const line = describeEvent(p.event);
       if (line !== undefined) this.conversation.appendLine(line);
@@ -386,8 +390,15 @@ class Controller implements EditorHost {
       return false;
     }
     const config = vscode.workspace.getConfiguration('openhands');
-    const serverUrl = config.get<string>('serverUrl', 'http://localhost:8000');
-    const sessionApiKey = (await this.context.secrets.get(secretKey)) ?? '';
+    let server: ServerChoice | undefined;
+    try {
+      server = await this.servers.choose(bridge);
+    } catch (err) {
+      void vscode.window.showErrorMessage(err instanceof Error ? err.message : String(err));
+      return false;
+    }
+    if (server === undefined) return false;
+    const { serverUrl, sessionApiKey } = server;
     const params: ConnectParams = { serverUrl, sessionApiKey, ...(task === undefined ? {} : { task }) };
     const last = this.remembered();
     const attachTo = opts.conversationId ?? (opts.attach === true && task === undefined && last?.serverUrl === serverUrl ? last.conversationId : undefined);
@@ -428,9 +439,9 @@ class Controller implements EditorHost {
   private async listConversations(cursor?: string): Promise<{ conversations: ConversationSummary[]; next?: string }> {
     const bridge = this.bridge;
     if (bridge === undefined) throw new Error('The OpenHands bridge is not running. See "OpenHands: Show Bridge Log".');
-    const serverUrl = vscode.workspace.getConfiguration('openhands').get<string>('serverUrl', 'http://localhost:8000');
-    const sessionApiKey = (await this.context.secrets.get(secretKey)) ?? '';
-    const res = await bridge.request('openhands/list_conversations', { serverUrl, sessionApiKey, ...(cursor === undefined ? {} : { cursor }) });
+    const server = await this.servers.choose(bridge);
+    if (server === undefined) throw new Error('No OpenHands agent-server to list the conversations of.');
+    const res = await bridge.request('openhands/list_conversations', { ...server, ...(cursor === undefined ? {} : { cursor }) });
     return { conversations: res.conversations ?? [], ...(res.next === undefined ? {} : { next: res.next }) };
   }
 

@@ -1,0 +1,100 @@
+// Which OpenHands agent-server a conversation goes to: the one the
+// settings name, else the one the bridge finds this person running (the
+// environment, the bridge's config file, Agent Canvas, the default port:
+// openhands/find_server), else one the bridge starts, once the person has
+// agreed (openhands/start_server). The bridge keeps a found or started
+// server's key: the extension names the URL only. A started server logs to
+// the "OpenHands Agent Server" channel and stops with the bridge.
+import * as vscode from 'vscode';
+import type { Bridge } from './bridge';
+import type { BridgeRequests, FoundServer } from './protocol.gen';
+import { foundWords, startQuestion } from './serverWords';
+
+/** Where the person's "always start it" is kept (all workspaces). */
+const alwaysStartKey = 'openhands.alwaysStartServer';
+/** The servers the person was told about, so each is said once. */
+const toldKey = 'openhands.toldServers';
+
+/** A server to talk to: its URL, and the key to send ('' lets the bridge use the one it found). */
+export interface ServerChoice {
+  serverUrl: string;
+  sessionApiKey: string;
+}
+
+export class Servers {
+  private log: vscode.OutputChannel | undefined;
+
+  constructor(
+    private readonly context: vscode.ExtensionContext,
+    private readonly secretKey: string,
+  ) {}
+
+  /** The server output the bridge forwards (openhands/server_output). */
+  output(data: string): void {
+    this.log ??= vscode.window.createOutputChannel('OpenHands Agent Server');
+    this.log.append(data);
+  }
+
+  dispose(): void {
+    this.log?.dispose();
+  }
+
+  /**
+   * The server for a conversation, or undefined when there is none (the
+   * person was told why, or declined to start one).
+   */
+  async choose(bridge: Bridge): Promise<ServerChoice | undefined> {
+    const config = vscode.workspace.getConfiguration('openhands');
+    const set = config.inspect<string>('serverUrl');
+    const configured = set?.workspaceFolderValue ?? set?.workspaceValue ?? set?.globalValue;
+    if (configured !== undefined && configured !== '') {
+      return { serverUrl: configured, sessionApiKey: (await this.context.secrets.get(this.secretKey)) ?? '' };
+    }
+    const found = await bridge.request('openhands/find_server', {});
+    if (found.found !== undefined) {
+      await this.tell(found.found);
+      return { serverUrl: found.found.serverUrl, sessionApiKey: '' };
+    }
+    return this.offerToStart(bridge, found);
+  }
+
+  private async offerToStart(bridge: Bridge, found: BridgeRequests['openhands/find_server']['result']): Promise<ServerChoice | undefined> {
+    const way = found.ways?.[0];
+    if (way === undefined) {
+      const choice = await vscode.window.showErrorMessage(
+        `No OpenHands agent-server was found, and none can be started here. ${found.install ?? ''}`,
+        'Open Settings',
+      );
+      if (choice === 'Open Settings') await vscode.commands.executeCommand('workbench.action.openSettings', 'openhands.serverUrl');
+      return undefined;
+    }
+    if (this.context.globalState.get<boolean>(alwaysStartKey) !== true) {
+      const q = startQuestion(way);
+      const choice = await vscode.window.showInformationMessage(q.message, { modal: true, detail: q.detail }, 'Start', 'Always Start');
+      if (choice === undefined) return undefined;
+      if (choice === 'Always Start') await this.context.globalState.update(alwaysStartKey, true);
+    }
+    try {
+      const started = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: `Starting ${way.description}…` },
+        () => bridge.request('openhands/start_server', { kind: way.kind }),
+      );
+      await this.tell(started);
+      return { serverUrl: started.serverUrl, sessionApiKey: '' };
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      const choice = await vscode.window.showErrorMessage(message, 'Show Server Log');
+      if (choice === 'Show Server Log') this.log?.show();
+      return undefined;
+    }
+  }
+
+  /** Says once which server is used and where its key came from (never the key). */
+  private async tell(found: FoundServer): Promise<void> {
+    const id = `${found.source} ${found.serverUrl}`;
+    const told = this.context.globalState.get<string[]>(toldKey) ?? [];
+    if (found.source !== 'started' && told.includes(id)) return;
+    if (found.source !== 'started') await this.context.globalState.update(toldKey, [...told.slice(-19), id]);
+    void vscode.window.showInformationMessage(foundWords(found));
+  }
+}
