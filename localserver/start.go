@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -120,6 +121,10 @@ type StartOptions struct {
 	Dir string
 	// Log receives the server's output.
 	Log io.Writer
+	// StateDir keeps what the server stores (its settings, secrets and
+	// conversations: OH_PERSISTENCE_DIR) and the secret key they are
+	// encrypted with; StateDir() when "".
+	StateDir string
 	// Timeout bounds the start (uvx may first download the package);
 	// StartTimeout when zero.
 	Timeout time.Duration
@@ -182,6 +187,13 @@ func Start(ctx context.Context, w Way, o StartOptions) (*Server, error) {
 	cmd := exec.Command(w.Program, args...)
 	cmd.Dir = o.Dir
 	cmd.Env = append(os.Environ(), "OH_SESSION_API_KEYS_0="+key)
+	if w.Kind != "docker" {
+		env, err := stateEnv(o.StateDir)
+		if err != nil {
+			return nil, &StartError{Way: w, Reason: err.Error()}
+		}
+		cmd.Env = append(cmd.Env, env...)
+	}
 	tail := &tailBuffer{max: 4096}
 	var out io.Writer = tail
 	if o.Log != nil {
@@ -289,4 +301,69 @@ func (t *tailBuffer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return strings.TrimSpace(string(bytes.ToValidUTF8(t.buf, nil)))
+}
+
+// StateDir is where a server the bridge starts keeps its state:
+// $XDG_DATA_HOME/oh-bridge/agent-server (~/.local/share/... by default).
+// Not ~/.openhands: that is Agent Canvas's and the CLI's, whose
+// settings.json holds keys encrypted with their own secret, which a server
+// with another secret could neither read nor must overwrite.
+func StateDir() (string, error) {
+	dir := os.Getenv("XDG_DATA_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", err
+		}
+		dir = filepath.Join(home, ".local", "share")
+	}
+	return filepath.Join(dir, "oh-bridge", "agent-server"), nil
+}
+
+// stateEnv is the environment that keeps a started server's state in
+// dir: OH_PERSISTENCE_DIR, and OH_SECRET_KEY from a key made once and kept
+// there (0600). Without a lasting secret the server would encrypt with its
+// session key, new at each start, and could not read what it stored
+// before: a reopened conversation's LLM key among it.
+func stateEnv(dir string) ([]string, error) {
+	if dir == "" {
+		d, err := StateDir()
+		if err != nil {
+			return nil, fmt.Errorf("no directory for the server's state: %w", err)
+		}
+		dir = d
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("making the server's state directory: %w", err)
+	}
+	path := filepath.Join(dir, "secret-key.txt")
+	secret, err := ReadKeyFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		secret, err = newKey()
+		if err == nil {
+			err = writeNew(path, secret+"\n")
+		}
+		if errors.Is(err, os.ErrExist) {
+			// Another bridge made it meanwhile: use theirs.
+			secret, err = ReadKeyFile(path)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("the server's secret key %s: %w", path, err)
+	}
+	return []string{"OH_PERSISTENCE_DIR=" + dir, "OH_SECRET_KEY=" + secret}, nil
+}
+
+// writeNew creates path with data, mode 0600; it fails if path exists.
+func writeNew(path, data string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(data); err != nil {
+		f.Close()
+		os.Remove(path)
+		return err
+	}
+	return f.Close()
 }

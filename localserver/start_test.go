@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -34,6 +35,7 @@ func fakeAgentServer(t *testing.T) string {
 	script := fmt.Sprintf(`#!/bin/bash
 host=127.0.0.1 port=8000
 while [ $# -gt 0 ]; do case "$1" in --host) host=$2; shift 2;; --port) port=$2; shift 2;; *) shift;; esac; done
+echo "state=$OH_PERSISTENCE_DIR secret=$(printf %%s "$OH_SECRET_KEY" | sha256sum | cut -c1-16)"
 exec %q %q --host "$host" --port "$port" --session-api-key "$OH_SESSION_API_KEYS_0"
 `, agentservertest.SystemPython, agentservertest.Script())
 	if err := os.WriteFile(filepath.Join(dir, "agent-server"), []byte(script), 0o755); err != nil {
@@ -86,8 +88,9 @@ func TestStartAndStop(t *testing.T) {
 	if cmd := strings.Join(ways[0].Command(18123), " "); cmd != filepath.Join(dir, "agent-server")+" --host 127.0.0.1 --port 18123" {
 		t.Errorf("the command shown: %s", cmd)
 	}
-	var log strings.Builder
-	s, err := localserver.Start(ctxT(t), ways[0], localserver.StartOptions{Dir: t.TempDir(), Log: &syncWriter{b: &log}})
+	log := &syncWriter{b: &strings.Builder{}}
+	state := t.TempDir()
+	s, err := localserver.Start(ctxT(t), ways[0], localserver.StartOptions{Dir: t.TempDir(), Log: log, StateDir: state})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,6 +109,15 @@ func TestStartAndStop(t *testing.T) {
 	if _, err := localserver.Probe(ctxT(t), nil, s.URL, s.SessionAPIKey); err != nil {
 		t.Errorf("with the key: %v", err)
 	}
+	// Its state is kept apart from ~/.openhands, under a secret made once.
+	fi, err := os.Stat(filepath.Join(state, "secret-key.txt"))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("the secret key file: %v, %v", fi, err)
+	}
+	first := stateLine(t, log.String())
+	if !strings.HasPrefix(first, "state="+state+" secret=") || strings.HasSuffix(first, "secret=e3b0c44298fc1c14") {
+		t.Errorf("the server's state: %q", first)
+	}
 	pid := s.PID()
 	s.Stop()
 	select {
@@ -116,6 +128,26 @@ func TestStartAndStop(t *testing.T) {
 	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
 		t.Errorf("the server's process %d is still there after Stop: %v", pid, err)
 	}
+	// The next start has a new session key and the same secret.
+	again := &syncWriter{b: &strings.Builder{}}
+	s2, err := localserver.Start(ctxT(t), ways[0], localserver.StartOptions{Dir: t.TempDir(), Log: again, StateDir: state})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Stop()
+	if second := stateLine(t, again.String()); second != first || s2.SessionAPIKey == s.SessionAPIKey {
+		t.Errorf("a second start: state %q (first %q); the session key must be new", second, first)
+	}
+}
+
+func stateLine(t *testing.T, log string) string {
+	for _, l := range strings.Split(log, "\n") {
+		if strings.HasPrefix(l, "state=") {
+			return l
+		}
+	}
+	t.Fatalf("the server's output has no state line: %q", log)
+	return ""
 }
 
 // TestStartFailureSaysWhy: a server that exits before it answers is a
@@ -172,13 +204,23 @@ func TestWaysOrder(t *testing.T) {
 	}
 }
 
+// syncWriter is a log the server writes while the test reads it.
 type syncWriter struct {
+	mu    sync.Mutex
 	b     *strings.Builder
 	wrote chan struct{}
 }
 
+func (w *syncWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
 func (w *syncWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
 	n, err := w.b.Write(p)
+	w.mu.Unlock()
 	if w.wrote != nil {
 		select {
 		case w.wrote <- struct{}{}:
