@@ -61,6 +61,14 @@ type Options struct {
 	WorkingDir string
 	// MCP gives the bridge's MCP endpoint, started on demand.
 	MCP func(ctx context.Context) (MCPServer, error)
+	// Attached, when set, is called with an existing conversation once it
+	// is read and before its events stream: an error stops Connect.
+	Attached func(ctx context.Context, conv *ConversationInfo) error
+	// FallbackLLM gives a new conversation's LLM when neither LLM nor
+	// Agent names one and the server keeps none in its own settings: the
+	// person's OpenHands settings, read by the face. source says where it
+	// came from, in words; nil llm: there is none.
+	FallbackLLM func() (llm json.RawMessage, source string)
 	// ExtraMCP are more MCP servers for a new agent, by name, in the
 	// SDK's mcp_config form ({"command", "args", "env"} or {"url",
 	// "transport", "headers"}): an editor's own tool servers.
@@ -89,6 +97,10 @@ type Status struct {
 	// RunningActions counts the actions asked for and not yet answered.
 	RunningActions int    `json:"runningActions"`
 	Error          string `json:"error,omitempty"`
+	// LLMSource says where a new conversation's LLM came from when the
+	// client gave none: the agent-server's own settings, or the person's
+	// OpenHands settings file.
+	LLMSource string `json:"llmSource,omitempty"`
 }
 
 // Conversation is the bridge's connection to one conversation of an
@@ -139,10 +151,14 @@ func Connect(ctx context.Context, o Options) (*Conversation, error) {
 		return nil, err
 	}
 	var conv *ConversationInfo
+	llmSource := ""
 	if o.ConversationID != "" {
 		conv, err = c.Conversation(ctx, o.ConversationID)
+		if err == nil && o.Attached != nil {
+			err = o.Attached(ctx, conv)
+		}
 	} else {
-		conv, err = startConversation(ctx, c, info, &o)
+		conv, llmSource, err = startConversation(ctx, c, info, &o)
 	}
 	if err != nil {
 		return nil, err
@@ -158,7 +174,7 @@ func Connect(ctx context.Context, o Options) (*Conversation, error) {
 		asked:   map[string]bool{},
 		calls:   map[string]string{},
 		status: Status{Protocol: "v1", State: StateConnecting, ServerURL: c.URL(), ServerVersion: info.Version,
-			ConversationID: conv.ID, ExecutionStatus: conv.ExecutionStatus},
+			ConversationID: conv.ID, ExecutionStatus: conv.ExecutionStatus, LLMSource: llmSource},
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	conn, err := c.dialEvents(ctx, s.id, "")
@@ -172,19 +188,34 @@ func Connect(ctx context.Context, o Options) (*Conversation, error) {
 }
 
 // startConversation creates a conversation whose agent has no built-in
-// tools and the bridge's MCP endpoint.
-func startConversation(ctx context.Context, c *Client, info *ServerInfo, o *Options) (*ConversationInfo, error) {
+// tools and the bridge's MCP endpoint. Its LLM is the one given, else the
+// one the server keeps in its settings (its key sent back encrypted), else
+// o.FallbackLLM's; source says which of the last two it was.
+func startConversation(ctx context.Context, c *Client, info *ServerInfo, o *Options) (conv *ConversationInfo, source string, err error) {
 	agent := map[string]any{}
 	if len(o.Agent) > 0 {
 		if err := json.Unmarshal(o.Agent, &agent); err != nil {
-			return nil, &OptionError{Option: "agent", Message: fmt.Sprintf("agent must be a JSON object (the agent spec fields to set): %v", err)}
+			return nil, "", &OptionError{Option: "agent", Message: fmt.Sprintf("agent must be a JSON object (the agent spec fields to set): %v", err)}
 		}
 	}
+	encrypted := false
 	if _, ok := agent["llm"]; !ok {
-		if len(o.LLM) == 0 || string(o.LLM) == "null" {
-			return nil, &OptionError{Option: "llm", Missing: true, Message: "to start a conversation the agent-server needs the agent's LLM: give llm {\"model\": …, \"api_key\": …}, or the conversationId of an existing conversation"}
+		llm := o.LLM
+		if len(llm) == 0 || string(llm) == "null" {
+			stored, err := c.StoredLLM(ctx)
+			if err != nil {
+				return nil, "", err
+			}
+			if stored != nil {
+				llm, encrypted, source = stored, true, "the agent-server's own settings"
+			} else if o.FallbackLLM != nil {
+				llm, source = o.FallbackLLM()
+			}
 		}
-		agent["llm"] = o.LLM
+		if len(llm) == 0 || string(llm) == "null" {
+			return nil, "", &OptionError{Option: "llm", Missing: true, Message: "to start a conversation the agent-server needs the agent's LLM, and neither the server's settings nor OpenHands' settings files (~/.openhands/agent_settings.json) have one: give llm {\"model\": …, \"api_key\": …}, or the conversationId of an existing conversation"}
+		}
+		agent["llm"] = llm
 	}
 	if _, ok := agent["kind"]; !ok {
 		agent["kind"] = "Agent"
@@ -194,11 +225,11 @@ func startConversation(ctx context.Context, c *Client, info *ServerInfo, o *Opti
 	}
 	if _, ok := agent["mcp_config"]; !ok {
 		if o.MCP == nil {
-			return nil, errors.New("no MCP endpoint to give the agent its tools")
+			return nil, "", errors.New("no MCP endpoint to give the agent its tools")
 		}
 		ep, err := o.MCP(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("cannot serve the tools to the agent: %w", err)
+			return nil, "", fmt.Errorf("cannot serve the tools to the agent: %w", err)
 		}
 		agent["mcp_config"] = mcpConfig(info.Version, ep, o.ExtraMCP)
 	}
@@ -212,7 +243,11 @@ func startConversation(ctx context.Context, c *Client, info *ServerInfo, o *Opti
 	if o.Task != "" {
 		req["initial_message"] = textMessage(o.Task, true)
 	}
-	return c.StartConversation(ctx, req)
+	if encrypted {
+		req["secrets_encrypted"] = true
+	}
+	conv, err = c.StartConversation(ctx, req)
+	return conv, source, err
 }
 
 // mcpConfig is the agent's mcp_config for the bridge's endpoint: a flat

@@ -58,13 +58,23 @@ type Options struct {
 	Task               string
 	LLM, Agent         json.RawMessage
 	ConfirmationPolicy string
-	WorkingDir         string
+	// FallbackLLM: agentserver.Options.FallbackLLM.
+	FallbackLLM func() (llm json.RawMessage, source string)
+	WorkingDir  string
 	// ExtraMCP are the client's own MCP servers for a new agent, in the
 	// SDK's mcp_config form.
 	ExtraMCP map[string]any
 	// MCP starts (or finds) the endpoint of the session's tools; it is
-	// called once, when a new conversation's agent needs it.
-	MCP func(ctx context.Context) (Endpoint, error)
+	// called once, when a new conversation's agent needs it (at is the
+	// zero Listen: anywhere), or when an attached conversation's agent
+	// reaches its tools at an endpoint of a bridge (at is its port and
+	// token, and the endpoint must serve there, taking over the MCP
+	// sessions an earlier endpoint there gave).
+	MCP func(ctx context.Context, at Listen) (Endpoint, error)
+	// Records is the directory where the endpoints of the conversations
+	// this link creates are recorded, for a later bridge that attaches
+	// to them ("": RecordsDir()).
+	Records string
 	// OnUpdate receives the conversation as the person sees it, in order.
 	OnUpdate func(updates.Update)
 	// TerminalOutput: the face's client shows a command's output in a
@@ -105,6 +115,13 @@ func Open(ctx context.Context, o Options) (*Link, error) {
 	if o.Tracking != nil {
 		o.Tracking(l)
 	}
+	if o.Records == "" {
+		o.Records = RecordsDir()
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	conv, err := agentserver.Connect(ctx, agentserver.Options{
 		ServerURL:          o.ServerURL,
 		SessionAPIKey:      o.SessionAPIKey,
@@ -114,20 +131,37 @@ func Open(ctx context.Context, o Options) (*Link, error) {
 		LLM:                o.LLM,
 		Agent:              o.Agent,
 		ConfirmationPolicy: o.ConfirmationPolicy,
+		FallbackLLM:        o.FallbackLLM,
 		WorkingDir:         o.WorkingDir,
 		ExtraMCP:           o.ExtraMCP,
 		MCP: func(ctx context.Context) (agentserver.MCPServer, error) {
 			if o.MCP == nil {
 				return agentserver.MCPServer{}, errNoMCP
 			}
-			ep, err := o.MCP(ctx)
+			ep, err := o.MCP(ctx, Listen{})
 			if err != nil {
 				return agentserver.MCPServer{}, err
 			}
-			l.mu.Lock()
-			l.endpoint = &ep
-			l.mu.Unlock()
+			l.setEndpoint(ep)
 			return agentserver.MCPServer{URL: ep.URL, Token: ep.Token}, nil
+		},
+		// An attached conversation's agent finds its tools where it
+		// always did, before anything of it is followed.
+		Attached: func(ctx context.Context, conv *agentserver.ConversationInfo) error {
+			at, ok, err := named(conv, o.Records)
+			if err != nil || !ok {
+				return err
+			}
+			if o.MCP == nil {
+				return errNoMCP
+			}
+			ep, err := serveNamed(ctx, conv, at, o.MCP)
+			if err != nil {
+				return err
+			}
+			l.setEndpoint(ep)
+			log.Info("serving the tools where the attached conversation's agent reaches them", "component", "conversation", "conversation", conv.ID, "url", ep.URL)
+			return nil
 		},
 		Confirm: func(ctx context.Context, event json.RawMessage) (agentserver.Decision, error) {
 			return confirm(ctx, o.Session, event)
@@ -146,7 +180,24 @@ func Open(ctx context.Context, o Options) (*Link, error) {
 		return nil, err
 	}
 	l.conv = conv
+	if o.ConversationID == "" {
+		l.mu.Lock()
+		ep := l.endpoint
+		l.mu.Unlock()
+		if ep != nil {
+			if err := writeRecord(o.Records, conv.ConversationID(), *ep); err != nil {
+				log.Warn("the conversation's endpoint was not recorded: a bridge that attaches to it later cannot serve its tools if the agent-server hides their token",
+					"component", "conversation", "conversation", conv.ConversationID(), "error", err)
+			}
+		}
+	}
 	return l, nil
+}
+
+func (l *Link) setEndpoint(ep Endpoint) {
+	l.mu.Lock()
+	l.endpoint = &ep
+	l.mu.Unlock()
 }
 
 // ToolCallID names a call the person is asked about as the conversation
