@@ -63,8 +63,16 @@ func (f *FS) hostRead(ctx context.Context, p, display string) (text string, ok b
 	if h == nil || h.Read == nil {
 		return "", false, nil
 	}
-	if fi, err := f.roots.stat(p); err == nil && fi.IsDir() {
-		return "", true, &IsDirectoryError{Path: display}
+	// The editor reads by path: a FIFO there could hang it, a device never
+	// end. Only a regular file (or none, for a buffer not yet saved) is
+	// asked for.
+	if fi, err := f.roots.stat(p); err == nil {
+		switch {
+		case fi.IsDir():
+			return "", true, &IsDirectoryError{Path: display}
+		case !fi.Mode().IsRegular():
+			return "", true, &SpecialFileError{Path: display, Type: typeOf(fi.Mode())}
+		}
 	}
 	text, err = h.Read(ctx, p)
 	if err != nil {
