@@ -15,6 +15,7 @@ import { disconnected, statusView, type BridgeState } from './status';
 import { describeEvent } from './events';
 import { ConversationView } from './conversationView';
 import { startTestFeed } from './testFeed';
+import { MirrorTerminal } from './mirrorTerminal';
 import { didChangeParams } from './docsync';
 import type { SteerMethod } from './webview/protocol';
 import { ago, conversationName } from './history';
@@ -249,6 +250,7 @@ class Controller implements EditorHost {
   private listen(bridge: Bridge): void {
     bridge.onNotification('openhands/did_change_status', (status) => {
       this.connection = status;
+      if (status.llmSource !== undefined && status.llmSource !== '') void this.servers.tellLLMSource(status.llmSource);
       this.render();
       this.view.status(status, this.remembered()?.conversationId);
       // The view reads the latest status once the conversation is remembered.
@@ -607,47 +609,4 @@ class Controller implements EditorHost {
   }
 
   private readonly busyTerminals = new WeakSet<vscode.Terminal>();
-}
-
-/**
- * MirrorTerminal is a Pseudoterminal fed by terminal/did_output. VS Code
- * drops what is written before it opens the terminal, so output waits in
- * a buffer until then.
- */
-class MirrorTerminal {
-  private readonly emitter = new vscode.EventEmitter<string>();
-  private readonly names = new vscode.EventEmitter<string>();
-  private pending: string[] | undefined = [];
-  // VS Code ignores a new name fired before open(): it waits here.
-  private pendingName: string | undefined;
-  readonly pty: vscode.Pseudoterminal;
-
-  constructor(actions: { input: (data: string) => void; resize: (cols: number, rows: number) => void; close: () => void }) {
-    this.pty = {
-      onDidWrite: this.emitter.event,
-      onDidChangeName: this.names.event,
-      open: () => {
-        const pending = this.pending ?? [];
-        this.pending = undefined;
-        for (const d of pending) this.emitter.fire(d);
-        if (this.pendingName !== undefined) this.names.fire(this.pendingName);
-        this.pendingName = undefined;
-      },
-      close: actions.close,
-      handleInput: actions.input,
-      setDimensions: (d) => actions.resize(d.columns, d.rows),
-    };
-  }
-
-  rename(name: string): void {
-    if (this.pending !== undefined) this.pendingName = name;
-    else this.names.fire(name);
-  }
-
-  /** Writes raw terminal bytes; a bare \n also returns the carriage. */
-  write(data: string): void {
-    const d = data.replace(/(?<!\r)\n/g, '\r\n');
-    if (this.pending !== undefined) this.pending.push(d);
-    else this.emitter.fire(d);
-  }
 }

@@ -601,6 +601,12 @@ export interface Status {
   /** RunningActions counts the actions asked for and not yet answered. */
   runningActions: number;
   error?: string;
+  /**
+   * LLMSource says where a new conversation's LLM came from when the
+   * client gave none: the agent-server's own settings, or the person's
+   * OpenHands settings file.
+   */
+  llmSource?: string;
 }
 
 /**

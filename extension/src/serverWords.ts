@@ -15,3 +15,8 @@ export function startQuestion(way: StartWay): { message: string; detail: string 
 export function foundWords(found: FoundServer): string {
   return `OpenHands: using ${found.description}.`;
 }
+
+/** The words saying where the agent's model came from, when the editor's settings name none. */
+export function llmWords(source: string): string {
+  return `OpenHands: the agent uses the model and key from ${source}. Set "openhands.llm.model" (and "OpenHands: Set LLM API Key") to use another.`;
+}

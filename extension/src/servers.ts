@@ -8,7 +8,7 @@
 import * as vscode from 'vscode';
 import type { Bridge } from './bridge';
 import type { BridgeRequests, FoundServer } from './protocol.gen';
-import { foundWords, startQuestion } from './serverWords';
+import { foundWords, llmWords, startQuestion } from './serverWords';
 
 /** Where the person's "always start it" is kept (all workspaces). */
 const alwaysStartKey = 'openhands.alwaysStartServer';
@@ -87,6 +87,15 @@ export class Servers {
       if (choice === 'Show Server Log') this.log?.show();
       return undefined;
     }
+  }
+
+  /** Says once where the agent's model and key came from, when the editor gave none (the person's OpenHands settings). */
+  async tellLLMSource(source: string): Promise<void> {
+    const told = this.context.globalState.get<string[]>(toldKey) ?? [];
+    const id = `llm ${source}`;
+    if (told.includes(id)) return;
+    await this.context.globalState.update(toldKey, [...told.slice(-19), id]);
+    void vscode.window.showInformationMessage(llmWords(source));
   }
 
   /** Says once which server is used and where its key came from (never the key). */
