@@ -27,7 +27,10 @@ func TestLLMFromSettings(t *testing.T) {
 
 	o := connectOptions(b, stored.URL, newRecorder())
 	o.LLM = nil
-	o.FallbackLLM = func() (json.RawMessage, string) { t.Error("the fallback was asked, with the server's own LLM there"); return nil, "" }
+	o.FallbackLLM = func() (json.RawMessage, string) {
+		t.Error("the fallback was asked, with the server's own LLM there")
+		return nil, ""
+	}
 	s := connect(t, o)
 	if st := s.Status(); st.LLMSource != "the agent-server's own settings" {
 		t.Errorf("status %+v: want the LLM from the server's settings", st)
