@@ -50,7 +50,7 @@ func (e *ToolError) Unwrap() error { return e.Err }
 // message: the path, the lines of a non-unique old_str, and what package
 // workspace reports of the error underneath: for a file that is not text
 // its size and limit, or offset; for a disk fault its op and whether the
-// old content is unchanged.
+// old content is unchanged; for a FIFO, socket or device its type.
 func (e *ToolError) Data() map[string]any {
 	d := map[string]any{}
 	if e.Path != "" {
@@ -61,12 +61,15 @@ func (e *ToolError) Data() map[string]any {
 	}
 	var notText *workspace.NotTextError
 	var fault *workspace.IOError
+	var special *workspace.SpecialFileError
 	var under interface{ Data() map[string]any }
 	switch {
 	case errors.As(e.Err, &notText):
 		under = notText
 	case errors.As(e.Err, &fault):
 		under = fault
+	case errors.As(e.Err, &special):
+		under = special
 	}
 	if under != nil {
 		for k, v := range under.Data() {

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -49,21 +50,26 @@ func (r *Runtime) resolve(path string) string {
 }
 
 // isBinaryFile stands in for binaryornot's is_binary: a NUL byte in the
-// first 8 KiB of a regular file (missing files and directories are not
-// binary).
-func isBinaryFile(path string) bool {
-	f, err := os.Open(path)
+// first 8 KiB of a regular file. Missing files, directories, FIFOs, sockets
+// and devices are not binary: the read that follows says what they are.
+// The file is opened by the agent's read rule (workspace.Roots.OpenRegular:
+// beneath its root, without blocking), so a FIFO cannot hold the action.
+func (r *Runtime) isBinaryFile(resolved string) bool {
+	f, err := r.fs.Roots().OpenRegular(resolved)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return false
-	}
 	buf := make([]byte, 8192)
 	n, _ := io.ReadFull(f, buf)
 	return bytes.IndexByte(buf[:n], 0) >= 0
 }
+
+// maxMediaFileSize caps what V0's read takes of an image, a PDF or a
+// video, which it answers whole as a base64 data URL. OpenHands reads them
+// with no cap; the observation is one JSON message, a third larger than
+// the file, held in memory on both sides.
+const maxMediaFileSize = 20 << 20
 
 var mediaTypes = map[string]string{
 	".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".bmp": "image/bmp", ".gif": "image/gif",
@@ -82,7 +88,7 @@ func (r *Runtime) read(ctx context.Context, a *Action) (*Observation, error) {
 	}
 	target := r.resolve(path)
 	resolved, rerr := r.fs.Roots().Resolve(target)
-	if rerr == nil && isBinaryFile(resolved) {
+	if rerr == nil && r.isBinaryFile(resolved) {
 		return errorObservation("ERROR_BINARY_FILE"), nil
 	}
 	if impl == "oh_aci" {
@@ -111,9 +117,17 @@ func (r *Runtime) read(ctx context.Context, a *Action) (*Observation, error) {
 		return errorObservation("Path is a directory: " + target + ". You can only read files"), nil
 	}
 	if mt, ok := mediaTypes[strings.ToLower(filepath.Ext(target))]; ok {
-		data, err := os.ReadFile(resolved)
-		if err != nil {
-			return errorObservation(err.Error()), nil
+		data, err := r.fs.Roots().ReadRegular(resolved, maxMediaFileSize)
+		var nt *workspace.NotTextError
+		var nf *workspace.NotFoundError
+		switch {
+		case errors.As(err, &nt) && nt.Reason == workspace.NotTextTooLarge:
+			return errorObservation(fmt.Sprintf("%s is too large to read (%d bytes; images, PDFs and videos are read up to %d bytes); make a smaller copy with a shell command and read that",
+				target, nt.Size, nt.Limit)), nil
+		case errors.As(err, &nf):
+			return errorObservation("File not found: " + target + ". Your current working directory is " + workingDir + "."), nil
+		case err != nil:
+			return withFault(errorObservation(err.Error()), err), nil
 		}
 		return readObservation(target, "data:"+mt+";base64,"+base64.StdEncoding.EncodeToString(data), "default"), nil
 	}
@@ -367,25 +381,32 @@ func pyInt(s string) (int, error) {
 	return strconv.Atoi(strings.ReplaceAll(t, "_", ""))
 }
 
-// FaultExtra is the extras key an observation of a disk fault adds to
-// OpenHands' own: {kind, path, op, unchanged}, the kind and data the
-// editor's face gives in error.data ("no_space", "read_only_file_system",
-// ...). Other failures keep extras exactly OpenHands'.
+// FaultExtra is the extras key an observation of a disk fault, or of a
+// FIFO, socket or device where a file was read or written, adds to
+// OpenHands' own: {kind, path, op, unchanged} for a disk fault, the kind
+// and data the editor's face gives in error.data ("no_space",
+// "read_only_file_system", ...), and {kind: "not_regular_file", path,
+// type} for the rest. Other failures keep extras exactly OpenHands'.
 const FaultExtra = "oh_bridge_error"
 
-// withFault adds FaultExtra to o when err is a disk fault.
+// withFault adds FaultExtra to o when err is a disk fault or a file that
+// is not regular.
 func withFault(o *Observation, err error) *Observation {
 	var fault *workspace.IOError
-	if !errors.As(err, &fault) {
+	var special *workspace.SpecialFileError
+	var d Object
+	switch {
+	case errors.As(err, &fault):
+		d = Object{{"kind", fault.Kind()}, {"path", fault.Path}, {"op", fault.Op}, {"unchanged", fault.Unchanged}}
+	case errors.As(err, &special):
+		d = Object{{"kind", special.Kind()}, {"path", special.Path}, {"type", special.Type}}
+	default:
 		return o
 	}
-	d := Object{{"kind", fault.Kind()}}
 	var te *editor.ToolError
-	path := fault.Path
 	if errors.As(err, &te) && te.Path != "" {
-		path = te.Path // the path as the agent gave it
+		d[1].Value = te.Path // the path as the agent gave it
 	}
-	d = append(d, Field{"path", path}, Field{"op", fault.Op}, Field{"unchanged", fault.Unchanged})
 	o.Extras = append(o.Extras, Field{FaultExtra, d})
 	return o
 }

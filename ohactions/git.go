@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf16"
+
+	"github.com/oh-bridge/oh-bridge/workspace"
 )
 
 // The OpenHands UI's hidden helper commands (openhands/runtime/utils/
@@ -52,7 +54,7 @@ func (r *Runtime) gitHelper(ctx context.Context, ra *runArgs) (*Observation, boo
 		}
 	} else {
 		file := cmd[len(gitDiffCommandHead) : len(cmd)-1]
-		modified, original, err := gitDiff(ctx, dir, file)
+		modified, original, err := r.gitDiff(ctx, dir, file)
 		if err != nil {
 			code = 1
 			out = "Traceback (most recent call last):\nValueError: " + err.Error()
@@ -209,14 +211,21 @@ func gitChanges(ctx context.Context, cwd string) ([]gitChange, error) {
 	return changes, nil
 }
 
-// gitDiff is git_diff.py's get_git_diff.
-func gitDiff(ctx context.Context, cwd, file string) (modified, original string, err error) {
+// gitDiff is git_diff.py's get_git_diff. The file is read as the agent's
+// reads are: inside the workspace roots, beneath its root, regular only
+// (a FIFO would hold the script's open for ever) and capped at the
+// script's own limit; a path outside the roots is refused in the words of
+// V0's other file actions.
+func (r *Runtime) gitDiff(ctx context.Context, cwd, file string) (modified, original string, err error) {
 	path := file
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(cwd, file)
 	}
-	if p, err := filepath.EvalSymlinks(path); err == nil {
+	roots := r.fs.Roots()
+	if p, err := roots.Resolve(path); err == nil {
 		path = p
+	} else if errors.As(err, new(*workspace.OutsideRootsError)) {
+		return "", "", errors.New(outsideMessage(path, roots.List()))
 	}
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -243,7 +252,15 @@ func gitDiff(ctx context.Context, cwd, file string) (modified, original string, 
 	if out, err := gitRun(ctx, repo, "show", ref+":"+rel); err == nil {
 		original = out
 	}
-	if data, err := os.ReadFile(path); err == nil {
+	data, err := roots.ReadRegular(path, maxGitDiffFileSize)
+	var special *workspace.SpecialFileError
+	var nt *workspace.NotTextError
+	switch {
+	case errors.As(err, &special):
+		return "", "", err
+	case errors.As(err, &nt) && nt.Reason == workspace.NotTextTooLarge:
+		return "", "", errors.New("file_to_large") // it grew since the size was checked
+	case err == nil:
 		modified = strings.Join(pySplitLines(string(data)), "\n")
 	}
 	return modified, original, nil

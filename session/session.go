@@ -74,7 +74,7 @@ func New(o Options) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	fs := workspace.New(roots, workspace.Options{})
+	fs := workspace.New(roots, workspace.Options{Logger: o.Logger})
 	if o.Buffers != nil {
 		fs.SetBufferEditor(o.Buffers)
 	}

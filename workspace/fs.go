@@ -75,7 +75,7 @@ func New(roots *Roots, opts Options) *FS {
 	}
 	f.agent.entries = make(map[string]agentEntry)
 	f.SetBufferEditor(opts.BufferEditor)
-	roots.cleanStaleTemps() // a killed predecessor's temporary files (tmpjournal.go)
+	roots.cleanStaleTemps(f.log) // a killed predecessor's temporary files (tmpjournal.go)
 	return f
 }
 

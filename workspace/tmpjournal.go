@@ -1,10 +1,10 @@
 package workspace
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -35,6 +35,13 @@ import (
 // (another host sharing the directory may be writing one). It unlinks them
 // in their directory opened beneath the root, like every other delete. The
 // cost is one directory read of the journals per start.
+//
+// The journals sit in the user's cache, which the agent's shell can reach
+// as well as the workspace, so they are read by the rule of regular.go:
+// beneath their directory, without blocking, regular files only, at most
+// maxJournalSize. One that fails it (a FIFO, which would hold the start
+// for ever; a link to /dev/zero; a file over the cap) is skipped, left as
+// it is, and logged with the reason.
 
 // staleTempAge is how old a temporary file of a dead process must be to be
 // removed. A live writer touches its file continually until it fsyncs.
@@ -43,6 +50,14 @@ const staleTempAge = 5 * time.Second
 // journalMaxAge bounds how long a journal naming files outside every root
 // that started since is kept: the files themselves stay, named for us.
 const journalMaxAge = 7 * 24 * time.Hour
+
+// maxJournalSize caps what is read of one journal. A journal holds two
+// lines per write (a name taken, then let go) since the last moment no
+// write was in flight, when it was emptied: a few lines as a rule. 8 MiB
+// holds some 40,000 writes of typical paths without one idle moment, and
+// 256 lines of the longest a path can be (4 KiB, quoted at worst four
+// bytes a byte); read once per journal at start, it costs nothing.
+const maxJournalSize = 8 << 20
 
 // pendingWritesDir is where the journals live; "" disables them. Tests
 // point it at a temporary directory.
@@ -116,16 +131,22 @@ func (j *writeJournal) ready() bool {
 }
 
 // cleanStaleTemps removes the temporary files that dead processes left in
-// the roots, as their journals name them, and returns the paths removed.
-func (r *Roots) cleanStaleTemps() []string {
+// the roots, as their journals name them, and returns the paths removed;
+// log hears of the journals skipped.
+func (r *Roots) cleanStaleTemps(log *slog.Logger) []string {
 	dir := pendingWritesDir
 	if dir == "" {
 		return nil
 	}
 	ents, err := os.ReadDir(dir)
+	if err != nil || len(ents) == 0 {
+		return nil
+	}
+	journals, err := NewRoots([]string{dir}) // each journal is read beneath it
 	if err != nil {
 		return nil
 	}
+	defer journals.Close()
 	var removed []string
 	me := strconv.Itoa(os.Getpid())
 	for _, e := range ents {
@@ -142,7 +163,13 @@ func (r *Roots) cleanStaleTemps() []string {
 		if os.Rename(filepath.Join(dir, name), claimed) != nil {
 			continue
 		}
-		left, gone := r.cleanJournal(claimed)
+		left, gone, err := r.cleanJournal(journals, claimed)
+		if err != nil && !errors.As(err, new(*NotFoundError)) {
+			log.Warn("a write journal is skipped", "journal", filepath.Join(dir, name), "reason", journalSkipReason(err, dir))
+		}
+		if err != nil {
+			continue
+		}
 		removed = append(removed, gone...)
 		fi, err := os.Stat(claimed)
 		if len(left) == 0 || (err == nil && time.Since(fi.ModTime()) > journalMaxAge) {
@@ -163,18 +190,17 @@ func (r *Roots) cleanStaleTemps() []string {
 
 // cleanJournal removes the still-pending temporary files a journal names
 // inside the roots; left are those it could not judge (outside the roots,
-// or too young).
-func (r *Roots) cleanJournal(journal string) (left, removed []string) {
-	f, err := os.Open(journal)
+// or too young). The journal is read beneath journals (its directory); err
+// says why it could not be.
+func (r *Roots) cleanJournal(journals *Roots, journal string) (left, removed []string, err error) {
+	data, err := journals.ReadRegular(journal, maxJournalSize)
 	if err != nil {
-		return nil, nil
+		return nil, nil, err
 	}
-	defer f.Close()
 	pending := map[string]bool{}
 	var order []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
+	for line := range strings.Lines(string(data)) {
+		line = strings.TrimSuffix(line, "\n")
 		if len(line) < 2 {
 			continue
 		}
@@ -203,7 +229,22 @@ func (r *Roots) cleanJournal(journal string) (left, removed []string) {
 			left = append(left, p)
 		}
 	}
-	return left, removed
+	return left, removed, nil
+}
+
+// journalSkipReason says why a journal was not read, for the log.
+func journalSkipReason(err error, dir string) string {
+	var nt *NotTextError
+	var nr *SpecialFileError
+	switch {
+	case errors.As(err, &nt) && nt.Reason == NotTextTooLarge:
+		return fmt.Sprintf("it is larger than %d bytes (%d)", nt.Limit, nt.Size)
+	case errors.As(err, &nr):
+		return "it is " + typeWords[nr.Type] + ", not a regular file"
+	case errors.As(err, new(*OutsideRootsError)):
+		return "it is a symlink that leads out of " + dir
+	}
+	return err.Error()
 }
 
 // errNotOurs keeps a journaled path that cannot be judged here.

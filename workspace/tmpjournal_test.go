@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,7 +70,7 @@ func TestTempLeftByKillIsCleaned(t *testing.T) {
 	old := time.Now().Add(-time.Minute)
 	os.Chtimes(tmp, old, old)
 	os.Chtimes(stranger, old, old)
-	removed := fs.Roots().cleanStaleTemps()
+	removed := fs.Roots().cleanStaleTemps(slog.New(slog.DiscardHandler))
 	assertEqual(t, "removed", tmp, strings.Join(removed, " "))
 	if _, err := os.Stat(tmp); !os.IsNotExist(err) {
 		t.Errorf("the temporary file is still there: %v", err)
