@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/oh-bridge/oh-bridge/conversation"
 	"github.com/oh-bridge/oh-bridge/rpc"
 	"github.com/oh-bridge/oh-bridge/session"
 )
@@ -50,9 +51,10 @@ type Config struct {
 	Version string
 	Logger  *slog.Logger
 	Server  AgentServer
-	// StartMCP opens an MCP endpoint over a session; cmd/oh-bridge wires
-	// package mcpserver in, so this face does not import another.
-	StartMCP func(*session.Session) (*MCPEndpoint, error)
+	// StartMCP opens an MCP endpoint over a session, where at says (the
+	// zero Listen: anywhere); cmd/oh-bridge wires package mcpserver in, so
+	// this face does not import another.
+	StartMCP func(sess *session.Session, at conversation.Listen) (*MCPEndpoint, error)
 	// HowToConfigure is the plain-words answer to a prompt when no server
 	// is configured.
 	HowToConfigure string

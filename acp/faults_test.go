@@ -17,6 +17,7 @@ import (
 
 	"github.com/oh-bridge/oh-bridge/acp"
 	"github.com/oh-bridge/oh-bridge/agentserver/agentservertest"
+	"github.com/oh-bridge/oh-bridge/conversation"
 	"github.com/oh-bridge/oh-bridge/mcpserver"
 	"github.com/oh-bridge/oh-bridge/rpc"
 	"github.com/oh-bridge/oh-bridge/rpc/rpctest"
@@ -146,8 +147,8 @@ func serveACP(t *testing.T, serverURL string) *rpctest.Client {
 	a := acp.New(acp.Config{
 		Version: "test",
 		Server:  acp.AgentServer{URL: serverURL, LLM: json.RawMessage(`{"model":"test/scripted"}`)},
-		StartMCP: func(sess *session.Session) (*acp.MCPEndpoint, error) {
-			ep, err := mcpserver.New(sess, mcpserver.Options{Version: "test"}).ListenHTTP(mcpserver.HTTPOptions{})
+		StartMCP: func(sess *session.Session, at conversation.Listen) (*acp.MCPEndpoint, error) {
+			ep, err := mcpserver.New(sess, mcpserver.Options{Version: "test"}).ListenHTTP(mcpserver.HTTPOptions{Port: at.Port, Token: at.Token, AdoptSessions: at.Token != ""})
 			if err != nil {
 				return nil, err
 			}

@@ -300,12 +300,14 @@ func randomID() string {
 }
 
 // startMCP serves the session's tools to the conversation's agent, on an
-// endpoint of the session's own that closes with the conversation.
-func (s *acpSession) startMCP(ctx context.Context) (conversation.Endpoint, error) {
+// endpoint of the session's own that closes with the conversation: where a
+// loaded or resumed conversation's agent reaches them (at), anywhere for a
+// new one.
+func (s *acpSession) startMCP(ctx context.Context, at conversation.Listen) (conversation.Endpoint, error) {
 	if s.a.cfg.StartMCP == nil {
 		return conversation.Endpoint{}, errors.New("this build cannot serve tools over MCP")
 	}
-	ep, err := s.a.cfg.StartMCP(s.sess)
+	ep, err := s.a.cfg.StartMCP(s.sess, at)
 	if err != nil {
 		return conversation.Endpoint{}, err
 	}

@@ -71,6 +71,56 @@ func (i *ConversationInfo) WorkingDir() string {
 	return w.WorkingDir
 }
 
+// RedactedSecret is what the agent-server shows for a secret it keeps
+// (pydantic's SecretStr; the SDK's REDACTED_SECRET_VALUE).
+const RedactedSecret = "**********"
+
+// BridgeMCP is the bridge's endpoint as the conversation's agent names it
+// (its mcp_config's "oh-bridge" server: the url, and the token of its
+// Authorization header or bearer auth). ok is false when the agent has no
+// such server over HTTP. Token is "" when the server does not show it:
+// the SDK keeps headers as secrets, so GET /api/conversations/{id} answers
+// RedactedSecret in their place.
+func (i *ConversationInfo) BridgeMCP() (ep MCPServer, ok bool) {
+	var agent struct {
+		MCPConfig map[string]json.RawMessage `json:"mcp_config"`
+	}
+	if json.Unmarshal(i.Agent, &agent) != nil {
+		return MCPServer{}, false
+	}
+	servers := agent.MCPConfig
+	if wrapped, ok := servers["mcpServers"]; ok {
+		servers = nil
+		json.Unmarshal(wrapped, &servers)
+	}
+	var s struct {
+		URL     string            `json:"url"`
+		Headers map[string]string `json:"headers"`
+		Auth    struct {
+			Strategy string `json:"strategy"`
+			Value    string `json:"value"`
+		} `json:"auth"`
+	}
+	if json.Unmarshal(servers["oh-bridge"], &s) != nil || s.URL == "" {
+		return MCPServer{}, false
+	}
+	ep.URL = s.URL
+	for name, v := range s.Headers {
+		if strings.EqualFold(name, "Authorization") {
+			if scheme, token, found := strings.Cut(strings.TrimSpace(v), " "); found && strings.EqualFold(scheme, "bearer") {
+				ep.Token = strings.TrimSpace(token)
+			}
+		}
+	}
+	if ep.Token == "" && strings.EqualFold(s.Auth.Strategy, "bearer") {
+		ep.Token = s.Auth.Value
+	}
+	if ep.Token == RedactedSecret {
+		ep.Token = ""
+	}
+	return ep, true
+}
+
 // ConversationPage is a page of GET /api/conversations/search.
 type ConversationPage struct {
 	Items      []ConversationInfo `json:"items"`

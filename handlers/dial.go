@@ -160,14 +160,43 @@ func (h *Handlers) connect(ctx context.Context, p *connectParams) (*connectResul
 }
 
 // ensureMCP is the MCP endpoint the agent-server's agent reaches its tools
-// through: the running one, or a new one on a free port. It stays when
-// the conversation ends: the person may have handed it to other agents.
-func (h *Handlers) ensureMCP(ctx context.Context) (conversation.Endpoint, error) {
-	res, err := h.mcpStart(ctx, &mcpStartParams{})
+// through: for a new conversation, the running one or a new one on a free
+// port. It stays when the conversation ends: the person may have handed it
+// to other agents. An attached conversation's agent reaches its tools
+// where it did when it was created (at): the running endpoint if that is
+// it, else the editor's endpoint started there when none runs, else one
+// there for this conversation alone, closed with it.
+func (h *Handlers) ensureMCP(ctx context.Context, at conversation.Listen) (conversation.Endpoint, error) {
+	if at == (conversation.Listen{}) {
+		res, err := h.mcpStart(ctx, &mcpStartParams{})
+		if err != nil {
+			return conversation.Endpoint{}, err
+		}
+		return conversation.Endpoint{URL: res.URL, Token: res.Token}, nil
+	}
+	sess := h.workspaceSession()
+	if sess == nil {
+		return conversation.Endpoint{}, rpc.NewError(rpc.CodeInternalError, "the workspace is not open: initialize first", nil)
+	}
+	if h.cfg.StartMCP == nil {
+		return conversation.Endpoint{}, &mcpUnavailableError{"this bridge was built without MCP"}
+	}
+	m := &h.mcp
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.ep != nil && m.ep.Port == at.Port && m.ep.Token == at.Token {
+		return conversation.Endpoint{URL: m.ep.URL, Token: m.ep.Token}, nil
+	}
+	ep, err := h.cfg.StartMCP(sess, at, nil)
 	if err != nil {
 		return conversation.Endpoint{}, err
 	}
-	return conversation.Endpoint{URL: res.URL, Token: res.Token}, nil
+	if m.ep == nil {
+		m.ep = ep
+		h.log.Info("MCP endpoint started where the attached conversation's agent reaches it", "url", ep.URL)
+		return conversation.Endpoint{URL: ep.URL, Token: ep.Token}, nil
+	}
+	return conversation.Endpoint{URL: ep.URL, Token: ep.Token, Close: ep.Close}, nil
 }
 
 // reportStatus sends openhands/did_change_status when the status changed.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/oh-bridge/oh-bridge/conversation"
 	"github.com/oh-bridge/oh-bridge/rpc"
 	"github.com/oh-bridge/oh-bridge/session"
 )
@@ -18,9 +19,12 @@ type MCPEndpoint struct {
 }
 
 // MCPStarter opens an MCP endpoint over a session: Streamable HTTP on
-// 127.0.0.1:port (0 picks one), guarded by a new token. cmd/oh-bridge
-// wires package mcpserver in, so this face does not import another.
-type MCPStarter func(sess *session.Session, port int, allowedOrigins []string) (*MCPEndpoint, error)
+// 127.0.0.1:at.Port (0 picks one), guarded by at.Token or, without one, a
+// new token. With a token it takes over the MCP sessions an earlier
+// endpoint on that port and token gave (an attached conversation's
+// agent's). cmd/oh-bridge wires package mcpserver in, so this face does
+// not import another.
+type MCPStarter func(sess *session.Session, at conversation.Listen, allowedOrigins []string) (*MCPEndpoint, error)
 
 // mcpState is the endpoint, while one runs.
 type mcpState struct {
@@ -80,7 +84,7 @@ func (h *Handlers) mcpStart(ctx context.Context, p *mcpStartParams) (*mcpStatusR
 	if p.Port != nil {
 		port = *p.Port
 	}
-	ep, err := h.cfg.StartMCP(sess, port, p.AllowedOrigins)
+	ep, err := h.cfg.StartMCP(sess, conversation.Listen{Port: port}, p.AllowedOrigins)
 	if err != nil {
 		return nil, &mcpUnavailableError{err.Error()}
 	}

@@ -41,6 +41,17 @@ type Endpoint struct {
 type HTTPOptions struct {
 	// Port to listen on, on 127.0.0.1; 0 picks a free one.
 	Port int
+	// Token is the bearer token to take; "" makes a fresh random one.
+	// A given one is the token of an endpoint that served here before:
+	// an attached conversation's agent still sends it.
+	Token string
+	// AdoptSessions serves a request that names an MCP session this
+	// endpoint does not know as that session, initialized on the
+	// client's behalf, instead of answering 404: the agent of an attached
+	// conversation still holds the session an earlier endpoint on this
+	// port and token gave it, and OpenHands' MCP client never starts a new
+	// one (a 404 only fails its call with "Session terminated").
+	AdoptSessions bool
 	// AllowedOrigins are browser origins allowed to call (say the MCP
 	// Inspector's "http://localhost:6274"). Requests without an Origin
 	// header, as from command-line agents, need none.
@@ -50,7 +61,9 @@ type HTTPOptions struct {
 	StreamGoneGrace time.Duration
 }
 
-// ListenHTTP opens the endpoint on 127.0.0.1, with a new random token.
+// ListenHTTP opens the endpoint on 127.0.0.1, with the token given or a
+// new random one. A port that cannot be listened on comes back as an
+// error wrapping the system's (syscall.EADDRINUSE when it is taken).
 func (s *Server) ListenHTTP(o HTTPOptions) (*Endpoint, error) {
 	if o.Port < 0 || o.Port > 65535 {
 		return nil, fmt.Errorf("port %d is not a TCP port (0-65535; 0 picks a free one)", o.Port)
@@ -60,11 +73,15 @@ func (s *Server) ListenHTTP(o HTTPOptions) (*Endpoint, error) {
 		return nil, fmt.Errorf("cannot listen on 127.0.0.1:%d: %w (pick another port, or 0 for any free one)", o.Port, err)
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
-	var b [32]byte
-	rand.Read(b[:])
+	token := o.Token
+	if token == "" {
+		var b [32]byte
+		rand.Read(b[:])
+		token = base64.RawURLEncoding.EncodeToString(b[:])
+	}
 	e := &Endpoint{
 		URL:   fmt.Sprintf("http://127.0.0.1:%d%s", port, Path),
-		Token: base64.RawURLEncoding.EncodeToString(b[:]),
+		Token: token,
 		Port:  port,
 		done:  make(chan struct{}),
 		s:     s,
@@ -76,6 +93,7 @@ func (s *Server) ListenHTTP(o HTTPOptions) (*Endpoint, error) {
 		grace = StreamGoneGrace
 	}
 	w := newWatch(s, grace)
+	w.adopt = o.AdoptSessions
 	s.mu.Lock()
 	s.watch = w
 	s.mu.Unlock()

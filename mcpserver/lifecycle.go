@@ -36,13 +36,19 @@ const (
 	maxBodyPeek = 16 << 20
 )
 
-const sessionHeader = "Mcp-Session-Id"
+const (
+	sessionHeader         = "Mcp-Session-Id"
+	protocolVersionHeader = "Mcp-Protocol-Version"
+)
+
+var tooManySessions = fmt.Sprintf("this endpoint already serves %d MCP sessions, each with its own shell: end one (its agent exits, or sends DELETE), or restart the endpoint (mcp/stop, mcp/start)", MaxSessions)
 
 // watch follows each session's requests and event streams, to end the
 // sessions whose clients are gone, and caps new sessions.
 type watch struct {
 	s     *Server
 	grace time.Duration
+	adopt bool // serve unknown session ids (HTTPOptions.AdoptSessions)
 
 	mu       sync.Mutex
 	sessions map[string]*watched
@@ -74,9 +80,24 @@ func (w *watch) handler(next http.Handler) http.Handler {
 				w.s.answerStateless(rw, id, method)
 				return
 			}
-			if method == "initialize" && w.s.liveSessions() >= MaxSessions {
-				writeJSON(rw, http.StatusServiceUnavailable, rpcError(nil, -32000, fmt.Sprintf("this endpoint already serves %d MCP sessions, each with its own shell: end one (its agent exits, or sends DELETE), or restart the endpoint (mcp/stop, mcp/start)", MaxSessions), nil))
+			if method == "initialize" {
+				if w.s.liveSessions() >= MaxSessions {
+					writeJSON(rw, http.StatusServiceUnavailable, rpcError(nil, -32000, tooManySessions, nil))
+					return
+				}
+				// One session is made at a time: an adopted one takes
+				// the id the SDK asks for next (adopt.go).
+				w.s.making.Lock()
+				defer w.s.making.Unlock()
+			}
+		}
+		if id != "" && w.adopt && (r.Method == http.MethodPost || r.Method == http.MethodGet) && !w.s.knows(id) {
+			if w.s.liveSessions() >= MaxSessions {
+				writeJSON(rw, http.StatusServiceUnavailable, rpcError(nil, -32000, tooManySessions, nil))
 				return
+			}
+			if err := w.s.adoptSession(r, next, id); err != nil {
+				w.s.log.Warn("an MCP session an earlier endpoint gave could not be taken over", "session", id, "error", err)
 			}
 		}
 		if id == "" {

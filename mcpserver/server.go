@@ -47,9 +47,12 @@ type Server struct {
 	sdkLog *slog.Logger
 	mcp    *mcp.Server
 
-	mu     sync.Mutex
-	agents map[*mcp.ServerSession]*session.Agent
-	watch  *watch // the HTTP endpoint's, if it serves one
+	mu       sync.Mutex
+	agents   map[*mcp.ServerSession]*session.Agent
+	watch    *watch // the HTTP endpoint's, if it serves one
+	adopting string // the id the next session takes (adopt.go)
+	// making is held while the HTTP endpoint makes a session.
+	making sync.Mutex
 }
 
 const instructions = "These are OpenHands' own tools (terminal, file_editor, task_tracker), acting in the user's workspace " +
@@ -75,6 +78,7 @@ func New(sess *session.Session, o Options) *Server {
 			Logger:                    s.sdkLog,
 			Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 			SupportedProtocolVersions: ProtocolVersions,
+			GetSessionID:              s.sessionID,
 		})
 	for _, d := range ohtools.Definitions(sess.Roots()[0]) {
 		destructive, openWorld := d.Annotations.DestructiveHint, d.Annotations.OpenWorldHint

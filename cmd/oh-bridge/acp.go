@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/oh-bridge/oh-bridge/acp"
+	"github.com/oh-bridge/oh-bridge/conversation"
 	"github.com/oh-bridge/oh-bridge/localserver"
 	"github.com/oh-bridge/oh-bridge/mcpserver"
 	"github.com/oh-bridge/oh-bridge/rpc"
@@ -155,11 +156,13 @@ func acpMain(args []string) int {
 	return 0
 }
 
-// acpMCP opens an ACP session's MCP endpoint for its conversation's agent.
-func acpMCP(logger *slog.Logger) func(*session.Session) (*acp.MCPEndpoint, error) {
-	return func(sess *session.Session) (*acp.MCPEndpoint, error) {
+// acpMCP opens an ACP session's MCP endpoint for its conversation's agent:
+// anywhere for a new conversation, and where a loaded or resumed one's
+// agent reaches its tools (at), taking over its MCP session.
+func acpMCP(logger *slog.Logger) func(*session.Session, conversation.Listen) (*acp.MCPEndpoint, error) {
+	return func(sess *session.Session, at conversation.Listen) (*acp.MCPEndpoint, error) {
 		srv := mcpserver.New(sess, mcpserver.Options{Version: version, Logger: logger})
-		ep, err := srv.ListenHTTP(mcpserver.HTTPOptions{})
+		ep, err := srv.ListenHTTP(mcpserver.HTTPOptions{Port: at.Port, Token: at.Token, AdoptSessions: at.Token != ""})
 		if err != nil {
 			return nil, err
 		}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/oh-bridge/oh-bridge/conversation"
 	"github.com/oh-bridge/oh-bridge/handlers"
 	"github.com/oh-bridge/oh-bridge/mcpserver"
 	"github.com/oh-bridge/oh-bridge/session"
@@ -77,9 +78,9 @@ func mcpMain(args []string) int {
 
 // startMCP opens the editor bridge's MCP endpoint over its session.
 func startMCP(logger *slog.Logger) handlers.MCPStarter {
-	return func(sess *session.Session, port int, origins []string) (*handlers.MCPEndpoint, error) {
+	return func(sess *session.Session, at conversation.Listen, origins []string) (*handlers.MCPEndpoint, error) {
 		srv := mcpserver.New(sess, mcpserver.Options{Version: version, Logger: logger})
-		ep, err := srv.ListenHTTP(mcpserver.HTTPOptions{Port: port, AllowedOrigins: origins})
+		ep, err := srv.ListenHTTP(mcpserver.HTTPOptions{Port: at.Port, Token: at.Token, AdoptSessions: at.Token != "", AllowedOrigins: origins})
 		if err != nil {
 			return nil, err
 		}
