@@ -25,6 +25,7 @@ package conversation
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -149,6 +150,13 @@ func Open(ctx context.Context, o Options) (*Link, error) {
 		// always did, before anything of it is followed.
 		Attached: func(ctx context.Context, conv *agentserver.ConversationInfo) error {
 			at, ok, err := named(conv, o.Records)
+			var unknown *EndpointUnknownError
+			if errors.As(err, &unknown) {
+				// Its history is still worth reading: attach, and say
+				// why its tool calls will fail.
+				log.Warn("attached to a conversation whose tools this bridge cannot serve", "component", "conversation", "conversation", conv.ID, "why", unknown.Error())
+				return nil
+			}
 			if err != nil || !ok {
 				return err
 			}
