@@ -58,6 +58,9 @@ type Config struct {
 	// HowToConfigure is the plain-words answer to a prompt when no server
 	// is configured.
 	HowToConfigure string
+	// Local finds or starts an agent-server when Server names none; nil:
+	// only the configured one is used.
+	Local *Local
 }
 
 // Server serves one ACP connection.
@@ -69,6 +72,8 @@ type Server struct {
 	mu       sync.Mutex
 	caps     clientCapabilities
 	sessions map[string]*acpSession
+
+	local localState // the agent-server found or started (localserver.go)
 }
 
 // New returns the face; Bind it to its connection before serving.
@@ -181,6 +186,7 @@ func (a *Server) Shutdown(ctx context.Context) {
 	}
 	a.sessions = map[string]*acpSession{}
 	a.mu.Unlock()
+	defer a.stopLocal()
 	var wg sync.WaitGroup
 	for _, s := range all {
 		wg.Add(1)

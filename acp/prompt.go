@@ -60,10 +60,12 @@ func (a *Server) prompt(ctx context.Context, p *promptParams) (any, error) {
 	if strings.TrimSpace(text) == "" {
 		return nil, rpc.InvalidParams("prompt", "at least one text, resource or resource_link block with something to say")
 	}
-	if s.conv == nil {
-		s.update(&updates.Chunk{SessionUpdate: "agent_message_chunk",
-			Content: updates.ContentBlock{Type: "text", Text: a.cfg.HowToConfigure}})
-		return map[string]any{"stopReason": "end_turn"}, nil
+	if s.link() == nil {
+		if err := a.connectLate(ctx, s); err != nil {
+			s.update(&updates.Chunk{SessionUpdate: "agent_message_chunk",
+				Content: updates.ContentBlock{Type: "text", Text: a.noServerText(err)}})
+			return map[string]any{"stopReason": "end_turn"}, nil
+		}
 	}
 	t := &turn{done: make(chan struct{}), cancel: make(chan struct{})}
 	s.mu.Lock()
@@ -86,7 +88,7 @@ func (a *Server) prompt(ctx context.Context, p *promptParams) (any, error) {
 	// The turn can end before the message's POST has its answer: the
 	// events come on their own socket.
 	sent := make(chan error, 1)
-	go func() { sent <- s.conv.SendMessage(ctx, text) }()
+	go func() { sent <- s.link().SendMessage(ctx, text) }()
 	cancelled := t.cancel
 	var grace <-chan time.Time
 	for {
@@ -186,7 +188,7 @@ func (s *acpSession) stopTurn() (*turn, bool) {
 // it does not go on to a next step when its command ends; then any command
 // it left running.
 func (s *acpSession) interrupt(ctx context.Context) {
-	if err := s.conv.Interrupt(ctx); err != nil {
+	if err := s.link().Interrupt(ctx); err != nil {
 		s.a.log.Warn("interrupting the agent", "error", err)
 	}
 	s.sess.InterruptAgents(ctx)

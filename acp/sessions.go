@@ -26,6 +26,8 @@ type acpSession struct {
 	id   string
 	sess *session.Session
 	conv *conversation.Link
+	// servers are the client's own MCP servers, for the conversation's agent.
+	servers map[string]any
 
 	mu sync.Mutex
 	// catchingUp: session/load or session/resume reads the conversation's
@@ -93,9 +95,13 @@ func (a *Server) attach(ctx context.Context, method string, p *loadSessionParams
 	if p.SessionID == "" {
 		return nil, rpc.InvalidParams("sessionId", "the id of a session this agent created (an OpenHands conversation id; session/list lists them)")
 	}
-	if a.cfg.Server.URL == "" {
+	if _, ok := a.agentServer(ctx, true); !ok {
+		found := ""
+		if a.cfg.Local != nil {
+			found = ", nor found on this machine"
+		}
 		return nil, rpc.NewError(rpc.CodeInvalidParams, "cannot "+strings.TrimPrefix(method, "session/")+" session "+p.SessionID+
-			": no OpenHands agent-server is configured. "+a.cfg.HowToConfigure, nil)
+			": no OpenHands agent-server is configured"+found+". "+a.cfg.HowToConfigure, nil)
 	}
 	a.mu.Lock()
 	old := a.sessions[p.SessionID]
@@ -130,15 +136,16 @@ func (a *Server) listSessions(ctx context.Context, p *listSessionsParams) (any, 
 	if p.Cwd != "" && !filepath.IsAbs(p.Cwd) {
 		return nil, rpc.InvalidParams("cwd", "the absolute path of the directory whose sessions to list (ACP paths are absolute)")
 	}
-	if a.cfg.Server.URL == "" {
-		// Nothing to list: no server holds this agent's sessions. A
-		// client lists at startup; the first prompt says how to configure
-		// one.
+	srv, ok := a.agentServer(ctx, false)
+	if !ok {
+		// Nothing to list: no server holds this agent's sessions yet. A
+		// client lists at startup, when the bridge probes no port; the
+		// first session looks for a server, or offers to start one.
 		return map[string]any{"sessions": []any{}}, nil
 	}
 	page, err := conversation.List(ctx, conversation.ListOptions{
-		ServerURL:     a.cfg.Server.URL,
-		SessionAPIKey: a.cfg.Server.SessionAPIKey,
+		ServerURL:     srv.URL,
+		SessionAPIKey: srv.SessionAPIKey,
 		WorkingDir:    p.Cwd,
 		Cursor:        p.Cursor,
 	})
@@ -227,28 +234,15 @@ func (a *Server) open(ctx context.Context, cwd string, extra []string, servers [
 		return nil, rpc.NewError(rpc.CodeInvalidParams, err.Error(), nil)
 	}
 	s.sess = sess
-	if a.cfg.Server.URL == "" {
+	s.servers = mcpConfig(servers)
+	srv, ok := a.agentServer(ctx, true)
+	if !ok {
+		// Its first prompt offers to start a server (localserver.go).
 		s.id = "unconfigured-" + randomID()
 		a.add(s)
 		return s, nil
 	}
-	srv := a.cfg.Server
-	conv, err := conversation.Open(ctx, conversation.Options{
-		Session:            sess,
-		ServerURL:          srv.URL,
-		SessionAPIKey:      srv.SessionAPIKey,
-		ConversationID:     conversationID,
-		LLM:                srv.LLM,
-		ConfirmationPolicy: srv.ConfirmationPolicy,
-		WorkingDir:         roots[0],
-		MCP:                s.startMCP,
-		ExtraMCP:           mcpConfig(servers),
-		OnUpdate:           s.update,
-		TerminalOutput:     caps.terminalOutput(),
-		OnEvent:            s.event,
-		OnStatus:           s.status,
-		Logger:             a.cfg.Logger,
-	})
+	conv, err := a.follow(ctx, s, srv, conversationID)
 	if err != nil {
 		s.close(context.Background())
 		return nil, fail(err)
@@ -258,6 +252,35 @@ func (a *Server) open(ctx context.Context, cwd string, extra []string, servers [
 	s.mu.Unlock()
 	a.add(s)
 	return s, nil
+}
+
+// follow opens the session's conversation on the server: conversationID,
+// or a new one.
+func (a *Server) follow(ctx context.Context, s *acpSession, srv AgentServer, conversationID string) (*conversation.Link, error) {
+	return conversation.Open(ctx, conversation.Options{
+		Session:            s.sess,
+		ServerURL:          srv.URL,
+		SessionAPIKey:      srv.SessionAPIKey,
+		ConversationID:     conversationID,
+		LLM:                srv.LLM,
+		FallbackLLM:        a.fallbackLLM,
+		ConfirmationPolicy: srv.ConfirmationPolicy,
+		WorkingDir:         s.sess.Roots()[0],
+		MCP:                s.startMCP,
+		ExtraMCP:           s.servers,
+		OnUpdate:           s.update,
+		TerminalOutput:     a.capabilities().terminalOutput(),
+		OnEvent:            s.event,
+		OnStatus:           s.status,
+		Logger:             a.cfg.Logger,
+	})
+}
+
+// link is the session's conversation, nil before it has one.
+func (s *acpSession) link() *conversation.Link {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.conv
 }
 
 func (a *Server) add(s *acpSession) {
@@ -402,9 +425,9 @@ func (s *acpSession) writeFile(ctx context.Context, path, content string) error 
 func (s *acpSession) askPermission(ctx context.Context, req session.PermissionRequest) (session.PermissionOutcome, error) {
 	id := req.ToolCallID
 	title := updates.Title(req.Tool, req.RawInput, updates.Heading(req.Title))
-	if s.conv != nil {
-		id = s.conv.ToolCallID(ctx, req, time.Second)
-		if t, ok := s.conv.ToolCallTitle(id); ok {
+	if conv := s.link(); conv != nil {
+		id = conv.ToolCallID(ctx, req, time.Second)
+		if t, ok := conv.ToolCallTitle(id); ok {
 			title = t
 		}
 	}

@@ -58,6 +58,25 @@ func (f acpConfigFile) serverConfig(path string) localserver.Config {
 	return localserver.Config{Path: path, ServerURL: f.ServerURL, SessionAPIKey: f.SessionAPIKey}
 }
 
+// choicesPath keeps the person's answers that outlive a run ("always
+// start a server"): $XDG_CONFIG_HOME/oh-bridge/choices.json.
+func choicesPath() string {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "oh-bridge", "choices.json")
+}
+
+// serverLog puts the output of an agent-server the bridge started in the
+// log, a record a piece.
+type serverLog struct{ log *slog.Logger }
+
+func (w serverLog) Write(p []byte) (int, error) {
+	w.log.Info("agent-server output", "text", strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
 // defaultConfigPath is $XDG_CONFIG_HOME/oh-bridge/config.json.
 func defaultConfigPath() string {
 	dir, err := os.UserConfigDir()
@@ -80,6 +99,7 @@ func acpMain(args []string) int {
 		logFile    = fset.String("log-file", "", "write the log to this file instead of "+acpLogHint()+"; - writes it to stderr")
 		logLevel   = fset.String("log-level", "info", "log level: debug, info, warn or error; debug logs every ACP message, both ways")
 		record     = fset.String("record", "", "record every message in both directions to this JSONL file, for oh-bridge replay")
+		findServer = fset.Bool("find-server", true, "with no server configured, look for the agent-server this person runs (Agent Canvas, port 8000) and offer to start one")
 	)
 	fset.Usage = func() {
 		fmt.Fprintln(fset.Output(), "Usage: oh-bridge acp [--server URL] [--llm-model MODEL] [--config PATH] [--log-file PATH] [--log-level LEVEL] [--record FILE]")
@@ -131,14 +151,25 @@ func acpMain(args []string) int {
 	if len(llm) > 0 {
 		srv.LLM, _ = json.Marshal(llm)
 	}
+	// With no server configured, the one the person runs here, or one
+	// they agree to start (docs/openhands-local.md).
+	var local *acp.Local
+	if *findServer {
+		local = &acp.Local{
+			Find:        localserver.Options{Config: file.serverConfig(*configPath)},
+			ChoicesPath: choicesPath(),
+			Log:         serverLog{logger},
+		}
+	}
 	agent := acp.New(acp.Config{
 		Version:        version,
 		Logger:         logger,
 		Server:         srv,
 		StartMCP:       acpMCP(logger),
 		HowToConfigure: howToConfigure(*configPath),
+		Local:          local,
 	})
-	rec, err := openACPRecorder(*record, logger, acpRecordingMeta{Config: *configPath, AgentServer: srv.URL != ""})
+	rec, err := openACPRecorder(*record, logger, acpRecordingMeta{Config: *configPath, AgentServer: srv.URL != "", FindServer: local != nil && srv.URL == ""})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "oh-bridge acp:", err)
 		return 2

@@ -46,7 +46,9 @@ func acpHome(t *testing.T) (env []string, logPath string) {
 // agent-server from the environment.
 func startACP(t *testing.T, env []string, args ...string) *acpAgent {
 	t.Helper()
-	cmd := exec.Command(bin, append([]string{"acp", "--config", ""}, args...)...)
+	// No looking for a server on this machine: these tests are about the
+	// bridge without one (acp_local_test.go is about finding one).
+	cmd := exec.Command(bin, append([]string{"acp", "--config", "", "--find-server=false"}, args...)...)
 	cmd.Env = append(os.Environ(), "OH_BRIDGE_SERVER_URL=", "LLM_MODEL=", "LLM_API_KEY=")
 	cmd.Env = append(cmd.Env, env...)
 	stdin, _ := cmd.StdinPipe()
@@ -419,5 +421,18 @@ func TestACPReplayRefusesConversations(t *testing.T) {
 	a.end(t)
 	if out, err := exec.Command(bin, "replay", initOnly).CombinedOutput(); err != nil || !bytes.Contains(out, []byte("replay matches")) {
 		t.Errorf("replay of initialize with a server configured (%v):\n%s", err, out)
+	}
+
+	// With none configured, a session makes the bridge look on this
+	// machine: what it found there is not the replay's.
+	looked := filepath.Join(t.TempDir(), "looked.jsonl")
+	a = startACP(t, env, "--find-server=true", "--record", looked)
+	a.call(t, 1, "initialize", acpInitialize)
+	a.call(t, 2, "session/new", map[string]any{"cwd": t.TempDir(), "mcpServers": []any{}})
+	a.end(t)
+	out, err = exec.Command(bin, "replay", looked).CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !bytes.Contains(out, []byte("looked for an OpenHands agent-server on the recording machine (session/new")) ||
+		!bytes.Contains(out, []byte("--find-server=false")) {
+		t.Errorf("replay of a session that looked for a server: %v, want exit 2 saying why\n%s", err, out)
 	}
 }

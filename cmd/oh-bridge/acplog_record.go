@@ -31,7 +31,15 @@ type acpRecordingMeta struct {
 	// AgentServer says a server was configured. Whether, not which: the
 	// URL may carry credentials.
 	AgentServer bool `json:"agentServer"`
+	// FindServer says the bridge would look for a server on this machine
+	// (none was configured): what it found, or offered to start, depends
+	// on the machine.
+	FindServer bool `json:"findServer,omitempty"`
 }
+
+// findsServer are the ACP methods that make a bridge with no server look
+// for one (and a prompt offer to start one).
+var findsServer = map[string]bool{"session/new": true, "session/load": true, "session/resume": true, "session/prompt": true}
 
 // openACPRecorder is the recorder for the ACP connection: the --record
 // file, the debug log of every message, both, or neither (nil).
@@ -98,6 +106,17 @@ func newACPReplay(h *rpc.Header, records []rpc.Record) (*acpReplay, error) {
 			}
 		}
 	}
+	if meta.FindServer {
+		for _, r := range records {
+			var m struct {
+				Method string `json:"method"`
+			}
+			if r.Dir == "in" && json.Unmarshal(r.Msg, &m) == nil && findsServer[m.Method] {
+				return nil, fmt.Errorf("the bridge looked for an OpenHands agent-server on the recording machine (%s, with none configured); what it found there cannot be replayed. "+
+					"Record with oh-bridge acp --find-server=false for a session replay can check", m.Method)
+			}
+		}
+	}
 	a := &acpReplay{configPath: meta.Config, recordedSession: map[string]string{}}
 	for _, r := range records {
 		if id, sid := sessionIDOf(r.Msg); r.Dir == "out" && sid != "" {
@@ -113,7 +132,7 @@ func newACPReplay(h *rpc.Header, records []rpc.Record) (*acpReplay, error) {
 		a.cfgDir, config = dir, filepath.Join(dir, "config.json")
 	}
 	// The log comes on stderr, where replay shows it after a difference.
-	a.args = []string{"acp", "--config", config, "--log-file", "-", "--log-level", "debug"}
+	a.args = []string{"acp", "--config", config, "--find-server=false", "--log-file", "-", "--log-level", "debug"}
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
 		switch name {

@@ -21,7 +21,8 @@ import (
 // holdDefaultPorts makes 127.0.0.1:8000 and :18000 (the default port and
 // Agent Canvas's) answer as something other than an agent-server for the
 // test's length, so that nothing this machine runs there is found.
-func holdDefaultPorts(t *testing.T) {
+func holdDefaultPorts(t *testing.T) map[string]*http.Server {
+	held := map[string]*http.Server{}
 	for _, port := range []string{"8000", "18000"} {
 		l, err := net.Listen("tcp", "127.0.0.1:"+port)
 		if err != nil {
@@ -30,13 +31,15 @@ func holdDefaultPorts(t *testing.T) {
 		srv := &http.Server{Handler: http.NotFoundHandler()}
 		go srv.Serve(l)
 		t.Cleanup(func() { srv.Close() })
+		held[port] = srv
 	}
+	return held
 }
 
 // fakeAgentServerPath is a directory with an `agent-server` that is the
 // stand-in behind a wrapper reading --host, --port and
 // OH_SESSION_API_KEYS_0 as the real script does; it records its pid.
-func fakeAgentServerPath(t *testing.T) (dir, pidFile string) {
+func fakeAgentServerPath(t *testing.T, standInArgs ...string) (dir, pidFile string) {
 	if err := agentservertest.Available(); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatal(err)
@@ -50,12 +53,21 @@ host=127.0.0.1 port=8000
 while [ $# -gt 0 ]; do case "$1" in --host) host=$2; shift 2;; --port) port=$2; shift 2;; *) shift;; esac; done
 echo $$ > %q
 echo "agent-server stand-in starting on $host:$port"
-exec %q %q --host "$host" --port "$port" --session-api-key "$OH_SESSION_API_KEYS_0"
-`, pidFile, agentservertest.SystemPython, agentservertest.Script())
+exec %q %q --host "$host" --port "$port" --session-api-key "$OH_SESSION_API_KEYS_0" %s
+`, pidFile, agentservertest.SystemPython, agentservertest.Script(), shellWords(standInArgs))
 	if err := os.WriteFile(filepath.Join(dir, "agent-server"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	return dir, pidFile
+}
+
+// shellWords quotes args for a bash command line.
+func shellWords(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(q, " ")
 }
 
 func gone(pid int) bool { return syscall.Kill(pid, 0) == syscall.ESRCH }

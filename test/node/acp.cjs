@@ -422,8 +422,9 @@ async function main() {
   check('session/resume: an unknown session is refused in plain words', resumeErr !== undefined && /was not found on the agent-server/.test(resumeErr.message), resumeErr && resumeErr.message);
   R.child.stdin.end();
 
-  // E: no server configured: the first prompt says how to configure one.
-  const e = recorder({ permit: allowAll });
+  // E: no server configured, none found: the first prompt offers to start
+  // one where it can (declined here), and says how to configure one.
+  const e = recorder({ permit: (tc) => (tc.toolCallId.startsWith('start-agent-server-') ? 'reject_once' : 'allow_once') });
   const E = await start(acp, e, {});
   await init(E.conn, true);
   const se = await E.conn.newSession({ cwd: ws, mcpServers: [] });

@@ -1,0 +1,245 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/oh-bridge/oh-bridge/localserver"
+	"github.com/oh-bridge/oh-bridge/session"
+	"github.com/oh-bridge/oh-bridge/updates"
+)
+
+// Local is how the agent finds an agent-server, or starts one, when none
+// is configured: the search VS Code's bridge makes (localserver.Find),
+// then, on a prompt, the person is asked through the client's permission
+// question to start one.
+type Local struct {
+	// Find is localserver.Find's options (the config file's server).
+	Find localserver.Options
+	// ChoicesPath keeps the person's "always start it" (a small JSON
+	// file; "" keeps it for the connection only).
+	ChoicesPath string
+	// Log receives a started server's output (the ACP log).
+	Log io.Writer
+	// Ways lists how a server can be started here (localserver.Ways with
+	// the real PATH when nil).
+	Ways func() []localserver.Way
+	// StateDir is a started server's state (localserver.StateDir when "").
+	StateDir string
+}
+
+// localState is the agent-server found or started for this connection.
+type localState struct {
+	mu      sync.Mutex
+	srv     *AgentServer
+	started *localserver.Server
+	always  bool
+}
+
+// agentServer is the server a session talks to: the configured one, else
+// one found on this machine or started for this connection. find says
+// whether to look now (it probes loopback ports: only when the person
+// asks for a conversation, not when a client lists sessions at startup).
+func (a *Server) agentServer(ctx context.Context, find bool) (AgentServer, bool) {
+	if a.cfg.Server.URL != "" {
+		return a.cfg.Server, true
+	}
+	if a.cfg.Local == nil {
+		return AgentServer{}, false
+	}
+	l := &a.local
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.srv != nil {
+		return *l.srv, true
+	}
+	if !find {
+		return AgentServer{}, false
+	}
+	f, tried, err := localserver.Find(ctx, a.cfg.Local.Find)
+	for _, t := range tried {
+		a.log.Info("passed over an agent-server", "where", t.Source, "url", t.URL, "why", t.Why)
+	}
+	if err != nil {
+		return AgentServer{}, false
+	}
+	a.log.Info("found an agent-server", "which", f.Describe())
+	srv := a.cfg.Server
+	srv.URL, srv.SessionAPIKey = f.URL, f.SessionAPIKey
+	l.srv = &srv
+	return srv, true
+}
+
+// errNotStarted: the person declined to start a server, or none can be.
+type errNotStarted struct{ why string }
+
+func (e *errNotStarted) Error() string { return e.why }
+
+// offerToStart asks the person, through the client's permission question
+// on a tool call of its own, to start an agent-server the best way there
+// is, and starts it once they agree (or always agreed). The call's card
+// says how it went.
+func (a *Server) offerToStart(ctx context.Context, s *acpSession) (AgentServer, error) {
+	ways := localserver.Ways(nil, localserver.PythonHasAgentServer)
+	if a.cfg.Local.Ways != nil {
+		ways = a.cfg.Local.Ways()
+	}
+	if len(ways) == 0 {
+		return AgentServer{}, &errNotStarted{why: "no OpenHands agent-server was found on this machine, and none can be started here: " +
+			"install it (`uv tool install openhands-agent-server` puts `agent-server` on PATH), or install uv or Docker for the bridge to start it."}
+	}
+	way := ways[0]
+	command := strings.Join(way.Command(0), " ")
+	command = strings.TrimSuffix(command, " 0") + " <a free port>"
+	id := "start-agent-server-" + randomID()
+	title := "Start " + way.Describe() + ": `" + command + "`"
+	input, _ := json.Marshal(map[string]string{"command": command})
+	s.update(&updates.ToolCall{SessionUpdate: "tool_call", ToolCallID: id, Title: title, Kind: "execute", Status: "pending", RawInput: input})
+	finish := func(status, text string) {
+		s.update(&updates.ToolCall{SessionUpdate: "tool_call_update", ToolCallID: id, Status: status,
+			Content: []updates.ToolCallContent{{Type: "content", Content: &updates.ContentBlock{Type: "text", Text: text}}}})
+	}
+	if !a.alwaysStart() {
+		out, err := updates.AskPermission(ctx, a.peer.Call, session.PermissionRequest{Title: title, Kind: "execute", RawInput: input}, id, s.sessionID(), "")
+		if err != nil {
+			finish("failed", "The question could not be asked: "+err.Error())
+			return AgentServer{}, err
+		}
+		switch out.OptionID {
+		case session.AllowAlways:
+			a.rememberAlwaysStart()
+		case session.AllowOnce:
+		default:
+			finish("failed", "Not started: you declined.")
+			return AgentServer{}, &errNotStarted{why: "no OpenHands agent-server is running on this machine, and you chose not to start one."}
+		}
+	}
+	s.update(&updates.ToolCall{SessionUpdate: "tool_call_update", ToolCallID: id, Status: "in_progress"})
+	log := a.cfg.Local.Log
+	if log == nil {
+		log = io.Discard
+	}
+	started, err := localserver.Start(ctx, way, localserver.StartOptions{Dir: s.sess.Roots()[0], Log: log, StateDir: a.cfg.Local.StateDir})
+	if err != nil {
+		finish("failed", err.Error())
+		return AgentServer{}, err
+	}
+	l := &a.local
+	l.mu.Lock()
+	if l.started != nil {
+		// Another session started one meanwhile: keep the first.
+		srv := *l.srv
+		l.mu.Unlock()
+		started.Stop()
+		finish("completed", "Using the agent-server started for another session.")
+		return srv, nil
+	}
+	srv := a.cfg.Server
+	srv.URL, srv.SessionAPIKey = started.URL, started.SessionAPIKey
+	l.started, l.srv = started, &srv
+	l.mu.Unlock()
+	a.log.Info("started an agent-server", "which", started.Describe(), "pid", started.PID())
+	finish("completed", "Started "+started.Describe()+". It stops when this agent does.")
+	return srv, nil
+}
+
+// choices is what ChoicesPath keeps.
+type choices struct {
+	AlwaysStartServer bool `json:"alwaysStartServer"`
+}
+
+func (a *Server) alwaysStart() bool {
+	a.local.mu.Lock()
+	always := a.local.always
+	a.local.mu.Unlock()
+	if always || a.cfg.Local.ChoicesPath == "" {
+		return always
+	}
+	data, err := os.ReadFile(a.cfg.Local.ChoicesPath)
+	var c choices
+	return err == nil && json.Unmarshal(data, &c) == nil && c.AlwaysStartServer
+}
+
+func (a *Server) rememberAlwaysStart() {
+	a.local.mu.Lock()
+	a.local.always = true
+	a.local.mu.Unlock()
+	p := a.cfg.Local.ChoicesPath
+	if p == "" {
+		return
+	}
+	data, _ := json.Marshal(choices{AlwaysStartServer: true})
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err == nil {
+		err = os.WriteFile(p, append(data, '\n'), 0o600)
+		if err != nil {
+			a.log.Warn("could not keep the choice to always start a server", "file", p, "error", err)
+		}
+	}
+}
+
+// stopLocal stops the server started for this connection.
+func (a *Server) stopLocal() {
+	a.local.mu.Lock()
+	s := a.local.started
+	a.local.started, a.local.srv = nil, nil
+	a.local.mu.Unlock()
+	if s != nil {
+		a.log.Info("stopping the agent-server it started", "pid", s.PID())
+		s.Stop()
+	}
+}
+
+// noServerText answers a prompt that found no server to go to.
+func (a *Server) noServerText(err error) string {
+	var ns *errNotStarted
+	if errors.As(err, &ns) {
+		return ns.why + "\n\n" + a.cfg.HowToConfigure
+	}
+	return fmt.Sprintf("The agent-server could not be started: %v\n\n%s", err, a.cfg.HowToConfigure)
+}
+
+// connectLate gives a session opened with no server its conversation, on
+// its first prompt: a server found now, else one the person agrees to
+// start. The session keeps its id.
+func (a *Server) connectLate(ctx context.Context, s *acpSession) error {
+	srv, ok := a.agentServer(ctx, true)
+	if !ok {
+		if a.cfg.Local == nil {
+			return &errNotStarted{why: "no OpenHands agent-server is configured."}
+		}
+		var err error
+		if srv, err = a.offerToStart(ctx, s); err != nil {
+			return err
+		}
+	}
+	conv, err := a.follow(ctx, s, srv, "")
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.conv = conv
+	s.mu.Unlock()
+	a.log.Info("the session follows a conversation", "session", s.sessionID(), "conversation", conv.ConversationID())
+	return nil
+}
+
+// fallbackLLM is a new conversation's LLM from the person's OpenHands
+// settings files, when neither the flags, the environment, the config file
+// nor the server's own settings give one.
+func (a *Server) fallbackLLM() (json.RawMessage, string) {
+	llm, source, skipped := localserver.UserLLM(nil, "")
+	for _, why := range skipped {
+		a.log.Warn("an OpenHands settings file is passed over", "why", why)
+	}
+	if llm != nil {
+		a.log.Info("the new conversation's model comes from the person's OpenHands settings", "source", source)
+	}
+	return llm, source
+}
