@@ -131,6 +131,7 @@ func (h *Handlers) connect(ctx context.Context, p *connectParams) (*connectResul
 		LLM:                p.LLM,
 		Agent:              p.Agent,
 		ConfirmationPolicy: p.ConfirmationPolicy,
+		FallbackLLM:        h.fallbackLLM,
 		WorkingDir:         h.Roots()[0],
 		MCP:                h.ensureMCP,
 		OnUpdate: func(u updates.Update) {

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"sync"
 
@@ -213,4 +214,14 @@ func (h *Handlers) stopLocal() {
 		h.log.Info("stopping the agent-server it started", "url", s.URL, "pid", s.PID())
 		s.Stop()
 	}
+}
+
+// fallbackLLM is a new conversation's LLM from the person's OpenHands
+// settings files, when the editor gives none and the server keeps none.
+func (h *Handlers) fallbackLLM() (json.RawMessage, string) {
+	llm, source, skipped := localserver.UserLLM(nil, "")
+	for _, why := range skipped {
+		h.log.Warn("an OpenHands settings file is passed over", "why", why)
+	}
+	return llm, source
 }

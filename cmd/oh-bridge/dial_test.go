@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
@@ -58,5 +59,46 @@ func TestFirstQuestionNamesTheConversationsCall(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatalf("the question named call %q, and no card has that id: %v", id, err)
+	}
+}
+
+// TestConnectTakesThePersonsModel: openhands/connect with no llm starts a
+// conversation with the model of the person's OpenHands CLI settings, and
+// the status says so (never the key).
+func TestConnectTakesThePersonsModel(t *testing.T) {
+	p := agentservertest.Start(t)
+	home := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, ".openhands"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	settings := `{"kind": "Agent", "llm": {"model": "cli/model", "api_key": "sk-from-the-cli"}}`
+	if err := os.WriteFile(filepath.Join(home, ".openhands", "agent_settings.json"), []byte(settings), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b := startBridgeEnv(t, []string{"HOME=" + home, "OPENHANDS_PERSISTENCE_DIR="}, "--stdio", "--workspace", t.TempDir())
+	if _, err := b.client.Initialize(ctxT(t), nil); err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		ConversationID string
+		Status         struct{ LLMSource string }
+	}
+	if err := b.client.Call(ctxT(t), "openhands/connect", map[string]any{"serverUrl": p.URL}, &res); err != nil {
+		t.Fatal(err)
+	}
+	want := "the OpenHands CLI's settings (" + filepath.Join(home, ".openhands", "agent_settings.json") + ")"
+	if res.Status.LLMSource != want {
+		t.Errorf("llmSource %q; want %q", res.Status.LLMSource, want)
+	}
+	var conv struct {
+		Agent struct{ LLM struct{ Model string } }
+	}
+	resp, err := http.Get(p.URL + "/api/conversations/" + res.ConversationID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(&conv); err != nil || conv.Agent.LLM.Model != "cli/model" {
+		t.Errorf("the conversation's model: %+v, %v", conv, err)
 	}
 }
