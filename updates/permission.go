@@ -3,6 +3,7 @@ package updates
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 
 	"github.com/oh-bridge/oh-bridge/session"
 )
@@ -54,6 +55,9 @@ type PermissionToolCall struct {
 	Kind       string          `json:"kind"`
 	Status     string          `json:"status"`
 	RawInput   json.RawMessage `json:"rawInput,omitempty"`
+	// Content is the change an edit proposes, as a diff: a client that
+	// shows a question's content (CodeCompanion) shows what is asked.
+	Content []ToolCallContent `json:"content,omitempty"`
 }
 
 // PermissionResponse is session/request_permission's result.
@@ -76,7 +80,7 @@ func AskPermission(ctx context.Context, call func(ctx context.Context, method st
 	req session.PermissionRequest, toolCallID, sessionID, agent string) (session.PermissionOutcome, error) {
 	params := &PermissionRequestParams{
 		SessionID: sessionID,
-		ToolCall:  PermissionToolCall{ToolCallID: toolCallID, Title: req.Title, Kind: req.Kind, Status: "pending", RawInput: req.RawInput},
+		ToolCall:  PermissionToolCall{ToolCallID: toolCallID, Title: req.Title, Kind: req.Kind, Status: "pending", RawInput: req.RawInput, Content: proposedDiff(req)},
 		Options:   PermissionOptions,
 		Agent:     agent,
 	}
@@ -92,4 +96,39 @@ func AskPermission(ctx context.Context, call func(ctx context.Context, method st
 		return session.PermissionOutcome{}, nil
 	}
 	return session.PermissionOutcome{OptionID: res.Outcome.OptionID}, nil
+}
+
+// proposedDiff is the change a file_editor call proposes, from its
+// arguments alone (the file is not read: the question must not wait on
+// it): str_replace's old_str → new_str, create's file_text as a new file,
+// insert's new_str as lines added. Nil for other calls, and for a path that
+// is not absolute (ACP's diff names an absolute path).
+func proposedDiff(req session.PermissionRequest) []ToolCallContent {
+	if req.Tool != "file_editor" {
+		return nil
+	}
+	var a struct {
+		Command  string  `json:"command"`
+		Path     string  `json:"path"`
+		OldStr   *string `json:"old_str"`
+		NewStr   *string `json:"new_str"`
+		FileText *string `json:"file_text"`
+	}
+	if json.Unmarshal(req.RawInput, &a) != nil || !filepath.IsAbs(a.Path) {
+		return nil
+	}
+	empty := ""
+	switch {
+	case a.Command == "str_replace" && a.OldStr != nil:
+		newText := a.NewStr
+		if newText == nil {
+			newText = &empty
+		}
+		return []ToolCallContent{{Type: "diff", Path: a.Path, OldText: a.OldStr, NewText: newText}}
+	case a.Command == "create" && a.FileText != nil:
+		return []ToolCallContent{{Type: "diff", Path: a.Path, NewText: a.FileText}}
+	case a.Command == "insert" && a.NewStr != nil:
+		return []ToolCallContent{{Type: "diff", Path: a.Path, OldText: &empty, NewText: a.NewStr}}
+	}
+	return nil
 }

@@ -498,6 +498,11 @@ export interface PermissionToolCall {
   kind: string;
   status: string;
   rawInput?: unknown;
+  /**
+   * Content is the change an edit proposes, as a diff: a client that
+   * shows a question's content (CodeCompanion) shows what is asked.
+   */
+  content?: ToolCallContent[];
 }
 
 /** Plan is a plan update: the whole list. */
