@@ -95,27 +95,13 @@ func newACPReplay(h *rpc.Header, records []rpc.Record) (*acpReplay, error) {
 			return nil, fmt.Errorf("the recording's header has meta %s, not {\"config\", \"agentServer\"}: %v", h.Meta, err)
 		}
 	}
-	if meta.AgentServer {
-		for _, r := range records {
-			var m struct {
-				Method string `json:"method"`
-			}
-			if r.Dir == "in" && json.Unmarshal(r.Msg, &m) == nil && askServer[m.Method] {
-				return nil, fmt.Errorf("the client asked the OpenHands agent-server (%s); what a server answers (its conversations, the model's turns, their ids and timing) cannot be replayed. "+
-					"Record with no server configured (oh-bridge acp --config \"\" and no OH_BRIDGE_SERVER_URL) for a session replay can check", m.Method)
-			}
-		}
+	if m := firstAsked(records, askServer); meta.AgentServer && m != "" {
+		return nil, fmt.Errorf("the client asked the OpenHands agent-server (%s); what a server answers (its conversations, the model's turns, their ids and timing) cannot be replayed. "+
+			"Record with no server configured (oh-bridge acp --config \"\" and no OH_BRIDGE_SERVER_URL) for a session replay can check", m)
 	}
-	if meta.FindServer {
-		for _, r := range records {
-			var m struct {
-				Method string `json:"method"`
-			}
-			if r.Dir == "in" && json.Unmarshal(r.Msg, &m) == nil && findsServer[m.Method] {
-				return nil, fmt.Errorf("the bridge looked for an OpenHands agent-server on the recording machine (%s, with none configured); what it found there cannot be replayed. "+
-					"Record with oh-bridge acp --find-server=false for a session replay can check", m.Method)
-			}
-		}
+	if m := firstAsked(records, findsServer); meta.FindServer && m != "" {
+		return nil, fmt.Errorf("the bridge looked for an OpenHands agent-server on the recording machine (%s, with none configured); what it found there cannot be replayed. "+
+			"Record with oh-bridge acp --find-server=false for a session replay can check", m)
 	}
 	a := &acpReplay{configPath: meta.Config, recordedSession: map[string]string{}}
 	for _, r := range records {
@@ -142,6 +128,20 @@ func newACPReplay(h *rpc.Header, records []rpc.Record) (*acpReplay, error) {
 		a.env = append(a.env, kv)
 	}
 	return a, nil
+}
+
+// firstAsked is the first method of methods the client sent in records,
+// or "".
+func firstAsked(records []rpc.Record, methods map[string]bool) string {
+	for _, r := range records {
+		var m struct {
+			Method string `json:"method"`
+		}
+		if r.Dir == "in" && json.Unmarshal(r.Msg, &m) == nil && methods[m.Method] {
+			return m.Method
+		}
+	}
+	return ""
 }
 
 // sessionIDOf is a response's id and the sessionId its result carries.
