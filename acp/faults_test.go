@@ -13,33 +13,15 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/oh-bridge/oh-bridge/acp"
 	"github.com/oh-bridge/oh-bridge/agentserver/agentservertest"
 	"github.com/oh-bridge/oh-bridge/conversation"
+	"github.com/oh-bridge/oh-bridge/internal/ohtest"
 	"github.com/oh-bridge/oh-bridge/mcpserver"
 	"github.com/oh-bridge/oh-bridge/rpc"
 	"github.com/oh-bridge/oh-bridge/rpc/rpctest"
 	"github.com/oh-bridge/oh-bridge/session"
 )
-
-// faultyDisk mounts a tmpfs with these options on a fresh directory for
-// the test's duration, as workspace/faults_test.go does: outside CI a test
-// that cannot mount is skipped, saying why; with CI=true it fails.
-func faultyDisk(t *testing.T, opts string) string {
-	t.Helper()
-	dir := t.TempDir()
-	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, opts); err != nil {
-		msg := "cannot mount a tmpfs (" + err.Error() + "): run the tests as root, or in a container with CAP_SYS_ADMIN"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	t.Cleanup(func() { unix.Unmount(dir, unix.MNT_DETACH) })
-	return dir
-}
 
 // TestToolCallDiskFaults: the agent's file_editor edit fails on a full
 // disk and on a read-only one, in an ACP session whose client offers no
@@ -66,16 +48,8 @@ func TestToolCallDiskFaults(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			root := faultyDisk(t, c.size)
-			p := filepath.Join(root, "a.txt")
-			if err := os.WriteFile(p, []byte("alpha\n"), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			if c.readOnly {
-				if err := unix.Mount("", root, "", unix.MS_REMOUNT|unix.MS_RDONLY, ""); err != nil {
-					t.Fatalf("remount read-only: %v", err)
-				}
-			}
+			p := ohtest.FaultyFile(t, c.size, c.readOnly, "a.txt", "alpha\n")
+			root := filepath.Dir(p)
 			script, _ := json.Marshal(map[string]any{"turns": [][]map[string]any{
 				{{"tool": "file_editor", "arguments": map[string]any{"command": "str_replace", "path": p, "old_str": "alpha", "new_str": c.newStr}}},
 				{{"message": "Done."}},

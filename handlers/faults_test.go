@@ -10,30 +10,26 @@ import (
 	"strings"
 	"testing"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/oh-bridge/oh-bridge/handlers"
+	"github.com/oh-bridge/oh-bridge/internal/ohtest"
 	"github.com/oh-bridge/oh-bridge/rpc"
+	"github.com/oh-bridge/oh-bridge/rpc/rpctest"
 )
 
 // The disk faults of the editor's face: edit/* (JSON-RPC errors) and
 // openhands/execute_action (V0 observations).
 
-// faultyDisk mounts a tmpfs with these options on a fresh directory for
-// the test's duration, as workspace/faults_test.go does: outside CI a test
-// that cannot mount is skipped, saying why; with CI=true it fails.
-func faultyDisk(t *testing.T, opts string) string {
+// serveOnFaultyDisk serves the editor's face, initialized, over a root
+// on an ohtest.FaultyDisk of these options holding a.txt ("alpha\n"),
+// read-only when readOnly; it returns the client and a.txt's path.
+func serveOnFaultyDisk(t *testing.T, opts string, readOnly bool) (*rpctest.Client, string) {
 	t.Helper()
-	dir := t.TempDir()
-	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, opts); err != nil {
-		msg := "cannot mount a tmpfs (" + err.Error() + "): run the tests as root, or in a container with CAP_SYS_ADMIN"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
+	p := ohtest.FaultyFile(t, opts, readOnly, "a.txt", "alpha\n")
+	_, cl := serve(t, handlers.Config{Version: "1.0.0", Roots: []string{filepath.Dir(p)}})
+	if _, err := cl.Initialize(ctxT(t), map[string]any{"capabilities": map[string]any{}}); err != nil {
+		t.Fatal(err)
 	}
-	t.Cleanup(func() { unix.Unmount(dir, unix.MNT_DETACH) })
-	return dir
+	return cl, p
 }
 
 // TestEditDiskFaults: edit/* on a full disk and on a read-only one answer
@@ -55,20 +51,7 @@ func TestEditDiskFaults(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			root := faultyDisk(t, c.size)
-			p := filepath.Join(root, "a.txt")
-			if err := os.WriteFile(p, []byte("alpha\n"), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			if c.readOnly {
-				if err := unix.Mount("", root, "", unix.MS_REMOUNT|unix.MS_RDONLY, ""); err != nil {
-					t.Fatalf("remount read-only: %v", err)
-				}
-			}
-			_, cl := serve(t, handlers.Config{Version: "1.0.0", Roots: []string{root}})
-			if _, err := cl.Initialize(ctxT(t), map[string]any{"capabilities": map[string]any{}}); err != nil {
-				t.Fatal(err)
-			}
+			cl, p := serveOnFaultyDisk(t, c.size, c.readOnly)
 			err := cl.Call(ctxT(t), "edit/str_replace", map[string]any{"path": "a.txt", "oldStr": "alpha", "newStr": c.newStr}, nil)
 			want := "Ran into " + c.cause(p) + " while trying to write to " + p
 			data := wantError(t, err, 1014, c.kind, want)
@@ -121,20 +104,7 @@ func TestExecuteActionDiskFaults(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			root := faultyDisk(t, c.size)
-			p := filepath.Join(root, "a.txt")
-			if err := os.WriteFile(p, []byte("alpha\n"), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			if c.readOnly {
-				if err := unix.Mount("", root, "", unix.MS_REMOUNT|unix.MS_RDONLY, ""); err != nil {
-					t.Fatalf("remount read-only: %v", err)
-				}
-			}
-			_, cl := serve(t, handlers.Config{Version: "1.0.0", Roots: []string{root}})
-			if _, err := cl.Initialize(ctxT(t), map[string]any{"capabilities": map[string]any{}}); err != nil {
-				t.Fatal(err)
-			}
+			cl, p := serveOnFaultyDisk(t, c.size, c.readOnly)
 			execute := func(action map[string]any) (observation, string) {
 				t.Helper()
 				var res struct{ Observation json.RawMessage }

@@ -12,29 +12,12 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"golang.org/x/sys/unix"
 
+	"github.com/oh-bridge/oh-bridge/internal/ohtest"
 	"github.com/oh-bridge/oh-bridge/mcpserver"
 	"github.com/oh-bridge/oh-bridge/session"
 	"github.com/oh-bridge/oh-bridge/shellint"
 )
-
-// faultyDisk mounts a tmpfs with these options on a fresh directory for
-// the test's duration, as workspace/faults_test.go does: outside CI a test
-// that cannot mount is skipped, saying why; with CI=true it fails.
-func faultyDisk(t *testing.T, opts string) string {
-	t.Helper()
-	dir := t.TempDir()
-	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, opts); err != nil {
-		msg := "cannot mount a tmpfs (" + err.Error() + "): run the tests as root, or in a container with CAP_SYS_ADMIN"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	t.Cleanup(func() { unix.Unmount(dir, unix.MNT_DETACH) })
-	return dir
-}
 
 // TestFileEditorDiskFaults: file_editor on a full disk and on a read-only
 // one answers the SDK's FileEditor text, Python's OSError in it, and says
@@ -61,16 +44,8 @@ func TestFileEditorDiskFaults(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			root := faultyDisk(t, c.size)
-			p := filepath.Join(root, "a.txt")
-			if err := os.WriteFile(p, []byte("alpha\n"), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			if c.readOnly {
-				if err := unix.Mount("", root, "", unix.MS_REMOUNT|unix.MS_RDONLY, ""); err != nil {
-					t.Fatalf("remount read-only: %v", err)
-				}
-			}
+			p := ohtest.FaultyFile(t, c.size, c.readOnly, "a.txt", "alpha\n")
+			root := filepath.Dir(p)
 			sess, err := session.New(session.Options{Roots: []string{root}, ShellMode: shellint.ModeNoRC})
 			if err != nil {
 				t.Fatal(err)

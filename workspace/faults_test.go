@@ -13,27 +13,9 @@ import (
 	"testing"
 
 	"github.com/oh-bridge/oh-bridge/editor"
+	"github.com/oh-bridge/oh-bridge/internal/ohtest"
 	"github.com/oh-bridge/oh-bridge/workspace"
-	"golang.org/x/sys/unix"
 )
-
-// mountTmpfs mounts a tmpfs of the given options on a fresh directory for
-// the test's duration. Outside CI a test that cannot mount is skipped,
-// saying why; in CI (CI=true) it fails, so a fault test never silently stops
-// running there.
-func mountTmpfs(t *testing.T, opts string) string {
-	t.Helper()
-	dir := t.TempDir()
-	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, opts); err != nil {
-		msg := "cannot mount a tmpfs (" + err.Error() + "): run the tests as root, or in a container with CAP_SYS_ADMIN"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	t.Cleanup(func() { unix.Unmount(dir, unix.MNT_DETACH) })
-	return dir
-}
 
 // assertFault checks a fault's error: its kind, and a message naming the
 // path, the cause and more (the fix, "unchanged").
@@ -66,7 +48,7 @@ func assertNoTemp(t *testing.T, dir string) {
 
 func TestDiskFull(t *testing.T) {
 	ctx := context.Background()
-	root := mountTmpfs(t, "size=512k")
+	root := ohtest.FaultyDisk(t, "size=512k")
 	fsys := newTestFS(t, root)
 	const old = "old content\n"
 	writeTestFile(t, filepath.Join(root, "a.txt"), old)
@@ -82,12 +64,10 @@ func TestDiskFull(t *testing.T) {
 
 func TestReadOnlyFileSystem(t *testing.T) {
 	ctx := context.Background()
-	root := mountTmpfs(t, "size=1m")
+	root := ohtest.FaultyDisk(t, "size=1m")
 	fsys := newTestFS(t, root)
 	writeTestFile(t, filepath.Join(root, "a.txt"), "old\n")
-	if err := unix.Mount("", root, "", unix.MS_REMOUNT|unix.MS_RDONLY, ""); err != nil {
-		t.Fatalf("remount read-only: %v", err)
-	}
+	ohtest.RemountReadOnly(t, root)
 	_, err := fsys.WriteTextFile(ctx, "a.txt", "new\n", "", false)
 	assertFault(t, err, "read_only_file_system", "cannot write a.txt", "read-only file system", "(the old content is unchanged)", "remount it read-write")
 	assertEqualString(t, "a.txt", "old\n", readTestFile(t, filepath.Join(root, "a.txt")))

@@ -2,7 +2,9 @@
 // V0's (ohactions) and V1's (ohtools): reading a JSONL file of cases, and
 // preparing a case's workspace; and, for the tests of the faces that serve
 // those tools, finding the command an agent runs and reading the process
-// table and a process's figures from /proc. It is imported by tests only.
+// table and a process's figures from /proc, and mounting a faulty disk (a
+// full or read-only tmpfs, on Linux) for the tests of disk faults. It is
+// imported by tests only.
 package ohtest
 
 import (
