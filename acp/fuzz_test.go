@@ -1,19 +1,14 @@
 package acp_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
 	"io"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/oh-bridge/oh-bridge/acp"
 	"github.com/oh-bridge/oh-bridge/rpc"
+	"github.com/oh-bridge/oh-bridge/rpc/rpctest"
 )
 
 // FuzzACP feeds the ACP face (newline-delimited JSON-RPC, rpc.NewLineStream,
@@ -45,119 +40,16 @@ func FuzzACP(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
-	var seq atomic.Int64
-	f.Fuzz(func(t *testing.T, data []byte) {
-		probe := fmt.Sprintf("fuzz-probe-%d", seq.Add(1))
-		out := acpRun(t, data, probe)
-		for _, line := range out {
-			var m struct {
-				JSONRPC string `json:"jsonrpc"`
-			}
-			if err := json.Unmarshal(line, &m); err != nil || m.JSONRPC != "2.0" {
-				t.Fatalf("input %q: the face wrote %q, not a JSON-RPC 2.0 message", data, line)
-			}
-		}
-		if answered, notJSON := parseErrors(out), notJSONLines(data); answered < notJSON {
-			t.Fatalf("input %q: %d lines are not JSON but %d parse errors were answered: %q", data, notJSON, answered, out)
-		}
-	})
-}
-
-// pipeRWC is the agent's stdio: it reads in and writes out.
-type pipeRWC struct {
-	io.Reader
-	io.Writer
-	out *io.PipeWriter
-}
-
-func (p pipeRWC) Close() error { return p.out.Close() }
-
-// acpRun serves one connection that sends data, a newline and a
-// session/list with the probe's id; once that is answered it closes the
-// input and returns what the face wrote.
-func acpRun(t *testing.T, data []byte, probe string) [][]byte {
-	t.Helper()
-	a := acp.New(acp.Config{Version: "fuzz", HowToConfigure: "Give --server."})
-	srv := rpc.NewServer(rpc.Options{Methods: a.Methods(), Shutdown: a.Shutdown, CancelMethod: "$/cancel_request", ShutdownGrace: 100 * time.Millisecond})
-	a.Bind(srv)
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	served := make(chan struct{})
-	go func() {
-		srv.Serve(context.Background(), rpc.NewLineStream(pipeRWC{Reader: inR, Writer: outW, out: outW}, nil, nil))
-		outW.Close()
-		close(served)
-	}()
-
-	var mu sync.Mutex
-	var lines [][]byte
-	answered := make(chan struct{})
-	read := make(chan struct{})
-	go func() {
-		defer close(read)
-		sc := bufio.NewScanner(outR)
-		sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
-		once := sync.Once{}
-		for sc.Scan() {
-			line := bytes.Clone(sc.Bytes())
-			mu.Lock()
-			lines = append(lines, line)
-			mu.Unlock()
-			var m struct {
-				ID     json.RawMessage `json:"id"`
-				Method string          `json:"method"`
-			}
-			if json.Unmarshal(line, &m) == nil && m.Method == "" && string(m.ID) == `"`+probe+`"` {
-				once.Do(func() { close(answered) })
-			}
-		}
-		io.Copy(io.Discard, outR)
-	}()
-	go func() {
-		inW.Write(data)
-		inW.Write([]byte("\n" + `{"jsonrpc":"2.0","id":"` + probe + `","method":"session/list","params":{}}` + "\n"))
-	}()
-	select {
-	case <-answered:
-	case <-time.After(10 * time.Second):
-		mu.Lock()
-		defer mu.Unlock()
-		t.Fatalf("input %q: the session/list after it was not answered within 10 s; the face wrote %q", data, lines)
-	}
-	inW.Close()
-	select {
-	case <-served:
-	case <-time.After(10 * time.Second):
-		t.Fatalf("input %q: the connection did not end within 10 s of the client closing it", data)
-	}
-	<-read
-	return lines
-}
-
-// parseErrors counts the answers with code -32700.
-func parseErrors(out [][]byte) int {
-	n := 0
-	for _, line := range out {
-		var m struct {
-			Error *struct {
-				Code int64 `json:"code"`
-			} `json:"error"`
-		}
-		if json.Unmarshal(line, &m) == nil && m.Error != nil && m.Error.Code == rpc.CodeParseError {
-			n++
-		}
-	}
-	return n
-}
-
-// notJSONLines counts the non-blank lines of data that are not JSON.
-func notJSONLines(data []byte) int {
-	n := 0
-	for _, line := range bytes.Split(data, []byte("\n")) {
-		line = bytes.TrimRight(line, "\r")
-		if len(bytes.TrimSpace(line)) > 0 && !json.Valid(line) {
-			n++
-		}
-	}
-	return n
+	face := rpctest.LineFace{Probe: "session/list", ProbeParams: "{}", Serve: func(in io.Reader, out io.WriteCloser) error {
+		a := acp.New(acp.Config{Version: "fuzz", HowToConfigure: "Give --server."})
+		srv := rpc.NewServer(rpc.Options{Methods: a.Methods(), Shutdown: a.Shutdown, CancelMethod: "$/cancel_request", ShutdownGrace: 100 * time.Millisecond})
+		a.Bind(srv)
+		// The agent's stdio: it reads in and writes out; closing it closes out.
+		srv.Serve(context.Background(), rpc.NewLineStream(struct {
+			io.Reader
+			io.WriteCloser
+		}{in, out}, nil, nil))
+		return nil
+	}}
+	f.Fuzz(face.CheckInput)
 }

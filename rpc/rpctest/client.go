@@ -3,6 +3,8 @@
 // the server's JSON-RPC library (sourcegraph/jsonrpc2), so tests do not
 // share its assumptions, and it can send malformed frames on purpose; it
 // reads frames and splits messages with package rpc's own small pieces.
+// LineFace checks what a face that speaks a message a line (ACP, MCP's
+// stdio) answers to any input, for their fuzzers.
 package rpctest
 
 import (
