@@ -3,7 +3,6 @@
 package workspace
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -12,11 +11,12 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/oh-bridge/oh-bridge/internal/ohtest/logbuf"
 )
 
 // Hostile input the agent can plant in the workspace (issue 22): each test
@@ -34,33 +34,16 @@ func plant(t testing.TB, dir, script string) {
 }
 
 // hostileFS is an FS over a new directory whose log the test can read.
-func hostileFS(t testing.TB) (*FS, string, *syncBuffer) {
+func hostileFS(t testing.TB) (*FS, string, *logbuf.Buffer) {
 	t.Helper()
 	roots, err := NewRoots([]string{t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { roots.Close() })
-	log := &syncBuffer{}
+	log := &logbuf.Buffer{}
 	fs := New(roots, Options{Logger: slog.New(slog.NewTextHandler(log, nil))})
 	return fs, roots.First(), log
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // threads is this process's thread count, or -1 without /proc.

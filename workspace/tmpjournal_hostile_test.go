@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/oh-bridge/oh-bridge/internal/ohtest/logbuf"
 )
 
 // TestJournalNotRegularIsSkipped: the journals sit in the user's cache,
@@ -37,7 +39,7 @@ ln -s /dev/zero "$$-3.log" &&
 yes '+"/nowhere/.b.txt.oh-bridge-tmp-0123456789abcdef"' | head -c 9000000 > "$$-4.log" &&
 printf '+%s\n' '"`+tmp+`"' > "$$-5.log"`)
 
-	log := &syncBuffer{}
+	log := &logbuf.Buffer{}
 	done := make(chan struct{})
 	go func() {
 		New(roots, Options{Logger: slog.New(slog.NewTextHandler(log, nil))})

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/oh-bridge/oh-bridge/internal/ohtest/logbuf"
 )
 
 // SystemPython is the interpreter that has Debian's python3-fastapi;
@@ -33,25 +35,7 @@ type Peer struct {
 	mu     sync.Mutex
 	cond   *sync.Cond
 	lines  []string
-	stderr lockedBuilder
-}
-
-// lockedBuilder collects stderr while the process writes it.
-type lockedBuilder struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuilder) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuilder) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+	stderr logbuf.Buffer // what the stand-in writes on stderr
 }
 
 // Script is the path of the agent-server stand-in.

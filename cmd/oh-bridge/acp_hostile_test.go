@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/oh-bridge/oh-bridge/agentserver/agentservertest"
+	"github.com/oh-bridge/oh-bridge/internal/ohtest/logbuf"
 )
 
 // Edits an ACP client carries out (fs/write_text_file), with what an
@@ -56,7 +57,7 @@ func startByPathClient(t *testing.T, url, logFile string) *byPathClient {
 	cmd.Env = append(cmd.Env, env...)
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
-	stderr := &lockedBuffer{}
+	stderr := &logbuf.Buffer{}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oh-bridge/oh-bridge/internal/ohtest/logbuf"
 	"github.com/oh-bridge/oh-bridge/rpc"
 )
 
@@ -24,7 +25,7 @@ type acpAgent struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	msgs   chan map[string]any
-	stderr *lockedBuffer
+	stderr *logbuf.Buffer
 	done   chan struct{}
 }
 
@@ -53,7 +54,7 @@ func startACP(t *testing.T, env []string, args ...string) *acpAgent {
 	cmd.Env = append(cmd.Env, env...)
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
-	a := &acpAgent{cmd: cmd, stdin: stdin, msgs: make(chan map[string]any, 100), stderr: &lockedBuffer{}, done: make(chan struct{})}
+	a := &acpAgent{cmd: cmd, stdin: stdin, msgs: make(chan map[string]any, 100), stderr: &logbuf.Buffer{}, done: make(chan struct{})}
 	cmd.Stderr = a.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

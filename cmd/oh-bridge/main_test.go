@@ -13,11 +13,11 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/oh-bridge/oh-bridge/internal/ohtest/logbuf"
 	"github.com/oh-bridge/oh-bridge/rpc"
 	"github.com/oh-bridge/oh-bridge/rpc/rpctest"
 )
@@ -63,37 +63,12 @@ func nodeClients(t *testing.T, module string) (node, dir string) {
 	return node, dir
 }
 
-// lockedBuffer is a bytes.Buffer the process's stderr copier and the
-// test may use at once.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-func (l *lockedBuffer) Len() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Len()
-}
-
 // bridge is a running oh-bridge process and a client on its stdio.
 type bridge struct {
 	cmd    *exec.Cmd
 	client *rpctest.Client
 	stdin  io.WriteCloser
-	stderr *lockedBuffer
+	stderr *logbuf.Buffer
 	done   chan error
 }
 
@@ -112,7 +87,7 @@ func startBridgeEnv(t *testing.T, env []string, args ...string) *bridge {
 	}
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
-	b := &bridge{cmd: cmd, stdin: stdin, stderr: &lockedBuffer{}, done: make(chan error, 1)}
+	b := &bridge{cmd: cmd, stdin: stdin, stderr: &logbuf.Buffer{}, done: make(chan error, 1)}
 	cmd.Stderr = b.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/oh-bridge/oh-bridge/agentserver/agentservertest"
+	"github.com/oh-bridge/oh-bridge/internal/ohtest/logbuf"
 	"github.com/oh-bridge/oh-bridge/rpc"
 )
 
@@ -62,7 +63,7 @@ type acpProcess struct {
 	t       *testing.T
 	cmd     *exec.Cmd
 	stdin   io.WriteCloser
-	stderr  *lockedBuffer
+	stderr  *logbuf.Buffer
 	done    chan struct{}
 	mu      sync.Mutex
 	nextID  int
@@ -76,7 +77,7 @@ func startACPProcess(t *testing.T, serverURL string, env []string) *acpProcess {
 	cmd.Env = append(cmd.Env, env...)
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
-	a := &acpProcess{t: t, cmd: cmd, stdin: stdin, stderr: &lockedBuffer{}, done: make(chan struct{}), answers: map[string]chan map[string]any{}}
+	a := &acpProcess{t: t, cmd: cmd, stdin: stdin, stderr: &logbuf.Buffer{}, done: make(chan struct{}), answers: map[string]chan map[string]any{}}
 	cmd.Stderr = a.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
