@@ -3,11 +3,8 @@
 package main_test
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,14 +30,12 @@ import (
 // byPathClient is an ACP client over the real binary's stdio: it answers
 // the bridge's fs/* and session/request_permission requests itself.
 type byPathClient struct {
-	t     *testing.T
-	stdin io.WriteCloser
-	mu    sync.Mutex
+	*acpLines
+	t  *testing.T
+	mu sync.Mutex // guards permissions and writes
 	// permissions are the titles of the questions asked, in order.
 	permissions []string
 	writes      []string // the paths fs/write_text_file named
-	answers     map[string]chan map[string]any
-	nextID      int
 	// onWrite, when set, runs after each write the client does, with
 	// the path and the content.
 	onWrite func(path, content string)
@@ -62,10 +57,10 @@ func startByPathClient(t *testing.T, url, logFile string) *byPathClient {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	c := &byPathClient{t: t, stdin: stdin, answers: map[string]chan map[string]any{}, answer: "allow_once"}
+	c := &byPathClient{acpLines: newACPLines(stdin), t: t, answer: "allow_once"}
 	done := make(chan struct{})
 	go func() { cmd.Wait(); close(done) }()
-	go c.serve(stdout)
+	go c.read(stdout, c.handle)
 	t.Cleanup(func() {
 		stdin.Close()
 		select {
@@ -84,25 +79,11 @@ func startByPathClient(t *testing.T, url, logFile string) *byPathClient {
 	return c
 }
 
-func (c *byPathClient) send(m map[string]any) {
-	b, _ := json.Marshal(m)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.stdin.Write(append(b, '\n'))
-}
-
 // call sends a request and waits for its answer's result.
 func (c *byPathClient) call(method string, params any, limit time.Duration) map[string]any {
 	c.t.Helper()
-	c.mu.Lock()
-	c.nextID++
-	id := strconv.Itoa(c.nextID)
-	ch := make(chan map[string]any, 1)
-	c.answers[id] = ch
-	c.mu.Unlock()
-	c.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 	select {
-	case m := <-ch:
+	case m := <-c.request(method, params):
 		if m["error"] != nil {
 			c.t.Fatalf("%s: %v", method, m["error"])
 		}
@@ -114,37 +95,9 @@ func (c *byPathClient) call(method string, params any, limit time.Duration) map[
 	}
 }
 
-// serve reads the bridge's messages: answers to the client's requests go
-// to their callers; the bridge's requests are answered here, in order.
-func (c *byPathClient) serve(stdout io.Reader) {
-	r := bufio.NewReaderSize(stdout, 1<<20)
-	for {
-		line, err := r.ReadBytes('\n')
-		if len(bytes.TrimSpace(line)) > 0 {
-			var m map[string]any
-			if json.Unmarshal(line, &m) == nil {
-				c.handle(m)
-			}
-		}
-		if err != nil {
-			return
-		}
-	}
-}
-
+// handle answers the bridge's requests, in order.
 func (c *byPathClient) handle(m map[string]any) {
 	method, _ := m["method"].(string)
-	if method == "" {
-		id := fmt.Sprint(m["id"])
-		c.mu.Lock()
-		ch := c.answers[id]
-		delete(c.answers, id)
-		c.mu.Unlock()
-		if ch != nil {
-			ch <- m
-		}
-		return
-	}
 	if m["id"] == nil {
 		return // session/update: the test reads the stand-in's results instead
 	}

@@ -3,12 +3,9 @@
 package main_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -17,7 +14,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -60,14 +56,11 @@ func awaitCommand(t *testing.T, p *agentservertest.Peer, want string) {
 // acpProcess is `oh-bridge acp` on stdio, with a client that allows every
 // action it is asked about.
 type acpProcess struct {
-	t       *testing.T
-	cmd     *exec.Cmd
-	stdin   io.WriteCloser
-	stderr  *logbuf.Buffer
-	done    chan struct{}
-	mu      sync.Mutex
-	nextID  int
-	answers map[string]chan map[string]any
+	*acpLines
+	t      *testing.T
+	cmd    *exec.Cmd
+	stderr *logbuf.Buffer
+	done   chan struct{}
 }
 
 func startACPProcess(t *testing.T, serverURL string, env []string) *acpProcess {
@@ -77,13 +70,13 @@ func startACPProcess(t *testing.T, serverURL string, env []string) *acpProcess {
 	cmd.Env = append(cmd.Env, env...)
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
-	a := &acpProcess{t: t, cmd: cmd, stdin: stdin, stderr: &logbuf.Buffer{}, done: make(chan struct{}), answers: map[string]chan map[string]any{}}
+	a := &acpProcess{acpLines: newACPLines(stdin), t: t, cmd: cmd, stderr: &logbuf.Buffer{}, done: make(chan struct{})}
 	cmd.Stderr = a.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	go func() { cmd.Wait(); close(a.done) }()
-	go a.serve(stdout)
+	go a.read(stdout, a.handle)
 	t.Cleanup(func() {
 		a.kill()
 		if t.Failed() {
@@ -102,25 +95,11 @@ func (a *acpProcess) kill() {
 	<-a.done
 }
 
-func (a *acpProcess) send(m map[string]any) {
-	b, _ := json.Marshal(m)
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.stdin.Write(append(b, '\n'))
-}
-
 // call sends a request and waits for its answer: the result, or the
 // error's message.
 func (a *acpProcess) call(method string, params any) (map[string]any, error) {
-	a.mu.Lock()
-	a.nextID++
-	id := strconv.Itoa(a.nextID)
-	ch := make(chan map[string]any, 1)
-	a.answers[id] = ch
-	a.mu.Unlock()
-	a.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 	select {
-	case m := <-ch:
+	case m := <-a.request(method, params):
 		if e, ok := m["error"].(map[string]any); ok {
 			return nil, fmt.Errorf("%v", e["message"])
 		}
@@ -133,32 +112,14 @@ func (a *acpProcess) call(method string, params any) (map[string]any, error) {
 	}
 }
 
-func (a *acpProcess) serve(stdout io.Reader) {
-	r := bufio.NewReaderSize(stdout, 1<<20)
-	for {
-		line, err := r.ReadBytes('\n')
-		var m map[string]any
-		if json.Unmarshal(bytes.TrimSpace(line), &m) == nil {
-			method, _ := m["method"].(string)
-			switch {
-			case method == "" && m["id"] != nil:
-				id := fmt.Sprint(m["id"])
-				a.mu.Lock()
-				ch := a.answers[id]
-				delete(a.answers, id)
-				a.mu.Unlock()
-				if ch != nil {
-					ch <- m
-				}
-			case method == "session/request_permission":
-				a.send(map[string]any{"jsonrpc": "2.0", "id": m["id"], "result": map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "allow_once"}}})
-			case m["id"] != nil:
-				a.send(map[string]any{"jsonrpc": "2.0", "id": m["id"], "error": map[string]any{"code": -32601, "message": "not served by this client"}})
-			}
-		}
-		if err != nil {
-			return
-		}
+// handle allows every action the bridge asks about, and answers its
+// other requests that this client serves none.
+func (a *acpProcess) handle(m map[string]any) {
+	switch {
+	case m["method"] == "session/request_permission":
+		a.send(map[string]any{"jsonrpc": "2.0", "id": m["id"], "result": map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "allow_once"}}})
+	case m["id"] != nil:
+		a.send(map[string]any{"jsonrpc": "2.0", "id": m["id"], "error": map[string]any{"code": -32601, "message": "not served by this client"}})
 	}
 }
 
