@@ -8,7 +8,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -30,28 +29,12 @@ import (
 // and its rawOutput says {"error": {kind, path, op, unchanged}}; the file
 // keeps its bytes.
 func TestToolCallDiskFaults(t *testing.T) {
-	cases := []struct {
-		name     string
-		size     string
-		readOnly bool
-		newStr   string
-		kind     string
-		want     func(path string) *regexp.Regexp
-	}{
-		{"disk full", "size=512k", false, strings.Repeat("x", 1<<20), "no_space", func(p string) *regexp.Regexp {
-			return regexp.MustCompile("^" + regexp.QuoteMeta("Ran into [Errno 28] No space left on device while trying to write to "+p) + "$")
-		}},
-		{"read-only file system", "size=1m", true, "beta", "read_only_file_system", func(p string) *regexp.Regexp {
-			return regexp.MustCompile("^" + regexp.QuoteMeta("Ran into [Errno 30] Read-only file system: '"+filepath.Dir(p)+"/.a.txt.") +
-				"[a-z0-9_]{8}" + regexp.QuoteMeta(".tmp' while trying to write to "+p) + "$")
-		}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			p := ohtest.FaultyFile(t, c.size, c.readOnly, "a.txt", "alpha\n")
+	for _, c := range ohtest.FileEditorFaults {
+		t.Run(c.Name, func(t *testing.T) {
+			p := ohtest.FaultyFile(t, c.Opts, c.ReadOnly, "a.txt", "alpha\n")
 			root := filepath.Dir(p)
 			script, _ := json.Marshal(map[string]any{"turns": [][]map[string]any{
-				{{"tool": "file_editor", "arguments": map[string]any{"command": "str_replace", "path": p, "old_str": "alpha", "new_str": c.newStr}}},
+				{{"tool": "file_editor", "arguments": map[string]any{"command": "str_replace", "path": p, "old_str": "alpha", "new_str": c.NewStr}}},
 				{{"message": "Done."}},
 			}})
 			scriptFile := filepath.Join(t.TempDir(), "script.json")
@@ -100,11 +83,11 @@ func TestToolCallDiskFaults(t *testing.T) {
 				} `json:"update"`
 			}
 			json.Unmarshal(m.Params, &u)
-			if len(u.Update.Content) != 1 || !c.want(p).MatchString(u.Update.Content[0].Content.Text) {
-				t.Errorf("the failed call's content: %s; want one text matching %s", m.Params, c.want(p))
+			if len(u.Update.Content) != 1 || !c.Text(p).MatchString(u.Update.Content[0].Content.Text) {
+				t.Errorf("the failed call's content: %s; want one text matching %s", m.Params, c.Text(p))
 			}
-			if e := u.Update.RawOutput.Error; e.Kind != c.kind || e.Path != p || e.Op != "write" || !e.Unchanged {
-				t.Errorf("the failed call's rawOutput: %s; want error {kind %s, path %s, op write, unchanged true}", m.Params, c.kind, p)
+			if e := u.Update.RawOutput.Error; e.Kind != c.Kind || e.Path != p || e.Op != "write" || !e.Unchanged {
+				t.Errorf("the failed call's rawOutput: %s; want error {kind %s, path %s, op write, unchanged true}", m.Params, c.Kind, p)
 			}
 			if got, _ := os.ReadFile(p); string(got) != "alpha\n" {
 				t.Errorf("a.txt = %q after the failed edit, want its old content", got)

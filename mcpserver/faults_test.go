@@ -7,8 +7,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"regexp"
-	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -24,27 +22,9 @@ import (
 // the fault's kind, op and unchanged in the result's _meta; the file keeps
 // its bytes.
 func TestFileEditorDiskFaults(t *testing.T) {
-	cases := []struct {
-		name     string
-		size     string
-		readOnly bool
-		newStr   string
-		kind     string
-		want     func(path string) *regexp.Regexp
-	}{
-		{"disk full", "size=512k", false, strings.Repeat("x", 1<<20), "no_space", func(p string) *regexp.Regexp {
-			return regexp.MustCompile("^" + regexp.QuoteMeta("Ran into [Errno 28] No space left on device while trying to write to "+p) + "$")
-		}},
-		// FileEditor opens a temporary file beside the path, a random name
-		// of Python's tempfile alphabet.
-		{"read-only file system", "size=1m", true, "beta", "read_only_file_system", func(p string) *regexp.Regexp {
-			return regexp.MustCompile("^" + regexp.QuoteMeta("Ran into [Errno 30] Read-only file system: '"+filepath.Dir(p)+"/.a.txt.") +
-				"[a-z0-9_]{8}" + regexp.QuoteMeta(".tmp' while trying to write to "+p) + "$")
-		}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			p := ohtest.FaultyFile(t, c.size, c.readOnly, "a.txt", "alpha\n")
+	for _, c := range ohtest.FileEditorFaults {
+		t.Run(c.Name, func(t *testing.T) {
+			p := ohtest.FaultyFile(t, c.Opts, c.ReadOnly, "a.txt", "alpha\n")
 			root := filepath.Dir(p)
 			sess, err := session.New(session.Options{Roots: []string{root}, ShellMode: shellint.ModeNoRC})
 			if err != nil {
@@ -53,12 +33,12 @@ func TestFileEditorDiskFaults(t *testing.T) {
 			t.Cleanup(func() { sess.Close(context.Background()) })
 			cl := connect(t, mcpserver.New(sess, mcpserver.Options{Version: "test"}), "faults")
 			r, err := cl.CallTool(context.Background(), &mcp.CallToolParams{Name: "file_editor", Arguments: map[string]any{
-				"command": "str_replace", "path": p, "old_str": "alpha", "new_str": c.newStr}})
+				"command": "str_replace", "path": p, "old_str": "alpha", "new_str": c.NewStr}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !r.IsError || !c.want(p).MatchString(text(r)) {
-				t.Errorf("isError %v, text %q; want an error matching %s", r.IsError, text(r), c.want(p))
+			if !r.IsError || !c.Text(p).MatchString(text(r)) {
+				t.Errorf("isError %v, text %q; want an error matching %s", r.IsError, text(r), c.Text(p))
 			}
 			// What the client received, as JSON: _meta["oh-bridge/error"].
 			raw, _ := json.Marshal(r.Meta)
@@ -69,8 +49,8 @@ func TestFileEditorDiskFaults(t *testing.T) {
 				Path      string `json:"path"`
 			}
 			json.Unmarshal(raw, &meta)
-			if got := meta[mcpserver.ErrorMetaKey]; got.Kind != c.kind || got.Op != "write" || !got.Unchanged || got.Path != p {
-				t.Errorf("_meta = %s; want %q: {kind %s, op write, unchanged true, path %s}", raw, mcpserver.ErrorMetaKey, c.kind, p)
+			if got := meta[mcpserver.ErrorMetaKey]; got.Kind != c.Kind || got.Op != "write" || !got.Unchanged || got.Path != p {
+				t.Errorf("_meta = %s; want %q: {kind %s, op write, unchanged true, path %s}", raw, mcpserver.ErrorMetaKey, c.Kind, p)
 			}
 			if got, _ := os.ReadFile(p); string(got) != "alpha\n" {
 				t.Errorf("a.txt = %q after the failed edit, want its old content", got)

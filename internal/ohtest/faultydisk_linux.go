@@ -5,6 +5,8 @@ package ohtest
 import (
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -52,4 +54,30 @@ func FaultyFile(t *testing.T, opts string, readOnly bool, name, content string) 
 		RemountReadOnly(t, root)
 	}
 	return p
+}
+
+// FileEditorFault is a file_editor edit that a FaultyFile refuses, as the
+// faces that serve the V1 SDK's FileEditor (ACP, MCP) test it.
+type FileEditorFault struct {
+	Name     string // the subtest's
+	Opts     string // the FaultyDisk's options
+	ReadOnly bool
+	NewStr   string // the edit's new text: more than fits, or any
+	Kind     string // the bridge's kind for the fault
+	// Text matches FileEditor's words for the fault on path, Python's
+	// OSError in them.
+	Text func(path string) *regexp.Regexp
+}
+
+// FileEditorFaults are an edit on a full disk and one on a read-only disk.
+var FileEditorFaults = []FileEditorFault{
+	{"disk full", "size=512k", false, strings.Repeat("x", 1<<20), "no_space", func(p string) *regexp.Regexp {
+		return regexp.MustCompile("^" + regexp.QuoteMeta("Ran into [Errno 28] No space left on device while trying to write to "+p) + "$")
+	}},
+	// FileEditor opens a temporary file beside the path, a random name of
+	// Python's tempfile alphabet.
+	{"read-only file system", "size=1m", true, "beta", "read_only_file_system", func(p string) *regexp.Regexp {
+		return regexp.MustCompile("^" + regexp.QuoteMeta("Ran into [Errno 30] Read-only file system: '"+filepath.Join(filepath.Dir(p), "."+filepath.Base(p)+".")) +
+			"[a-z0-9_]{8}" + regexp.QuoteMeta(".tmp' while trying to write to "+p) + "$")
+	}},
 }
