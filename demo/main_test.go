@@ -3,24 +3,13 @@ package main
 import (
 	"os"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/oh-bridge/oh-bridge/internal/ohtest/logbuf"
 
 	"github.com/oh-bridge/oh-bridge/agentserver/agentservertest"
 	"github.com/oh-bridge/oh-bridge/rpc/rpctest"
 )
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 func buildBridge(t *testing.T, available func() error) string {
 	t.Helper()
@@ -51,7 +40,7 @@ func checkOutput(t *testing.T, text string, wants ...string) {
 // agent.
 func TestDemo(t *testing.T) {
 	bin := buildBridge(t, agentservertest.Available)
-	var out syncBuffer
+	var out logbuf.Buffer
 	st, err := runV1(bin, false, &out)
 	if err != nil {
 		t.Fatalf("demo failed: %v\n%s", err, out.String())

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oh-bridge/oh-bridge/internal/ohtest/logbuf"
+
 	"github.com/oh-bridge/oh-bridge/rpc"
 	"github.com/oh-bridge/oh-bridge/rpc/rpctest"
 )
@@ -24,21 +26,9 @@ type harness struct {
 	srv      *rpc.Server
 	client   *rpctest.Client
 	exit     chan int
-	logs     *syncBuffer
+	logs     *logbuf.Buffer
 	shutdown atomic.Int32
 }
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // testMethods is a method table that exercises every dispatch path.
 func testMethods(h *harness, log *perPathLog) map[string]rpc.Method {
@@ -136,7 +126,7 @@ func (l *perPathLog) add(path string, n int) {
 
 func start(t *testing.T) (*harness, *perPathLog) {
 	t.Helper()
-	h := &harness{t: t, exit: make(chan int, 1), logs: &syncBuffer{}}
+	h := &harness{t: t, exit: make(chan int, 1), logs: &logbuf.Buffer{}}
 	log := &perPathLog{seen: map[string][]int{}, blocked: make(chan struct{}, 10), release: make(chan struct{})}
 	logger := slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	h.srv = rpc.NewServer(rpc.Options{
@@ -496,7 +486,7 @@ func TestProgressAndTrace(t *testing.T) {
 }
 
 func TestRecording(t *testing.T) {
-	var buf syncBuffer
+	var buf logbuf.Buffer
 	rec := rpc.NewRecorder(&buf)
 	srv := rpc.NewServer(rpc.Options{Methods: map[string]rpc.Method{
 		"initialize": {Class: rpc.Inline, Handle: func(context.Context, json.RawMessage) (any, error) { return map[string]any{}, nil }},
