@@ -107,8 +107,17 @@ type listDirectoryParams struct {
 	Depth            *int   `json:"depth"` // levels; absent means 1
 	IncludeHidden    bool   `json:"includeHidden"`
 	RespectGitignore bool   `json:"respectGitignore"`
-	Limit            *int   `json:"limit"` // entries; absent means no limit
+	Limit            *int   `json:"limit"` // entries; absent means 10,000, and at most 50,000
 }
+
+// A listing answers at most listDefaultLimit entries when the client gives
+// no limit, and listMaxLimit whatever it asks: the walk holds about twice
+// that (workspace reads directories in batches and stops at the limit),
+// and the answer stays a few MB, however many files the agent made.
+const (
+	listDefaultLimit = 10_000
+	listMaxLimit     = 50_000
+)
 
 type listEntry struct {
 	Path  string `json:"path"`
@@ -120,6 +129,7 @@ type listEntry struct {
 type listDirectoryResult struct {
 	Entries   []listEntry `json:"entries"`
 	Truncated bool        `json:"truncated"`
+	Limit     int         `json:"limit"` // the limit applied: the one asked for, else 10,000; at most 50,000
 }
 
 // AppendJSON encodes the result as encoding/json would, without
@@ -149,6 +159,8 @@ func (r *listDirectoryResult) AppendJSON(b []byte) []byte {
 	}
 	b = append(b, `,"truncated":`...)
 	b = strconv.AppendBool(b, r.Truncated)
+	b = append(b, `,"limit":`...)
+	b = strconv.AppendInt(b, int64(r.Limit), 10)
 	return append(b, '}')
 }
 
@@ -156,7 +168,7 @@ func (h *Handlers) listDirectory(ctx context.Context, p *listDirectoryParams) (*
 	if err := requirePath("path", p.Path); err != nil {
 		return nil, err
 	}
-	opts := workspace.ListOptions{IncludeHidden: p.IncludeHidden, RespectGitignore: p.RespectGitignore}
+	opts := workspace.ListOptions{IncludeHidden: p.IncludeHidden, RespectGitignore: p.RespectGitignore, Limit: listDefaultLimit}
 	if p.Depth != nil {
 		if *p.Depth < 1 {
 			return nil, rpc.InvalidParams("depth", "a depth ≥ 1 (1 lists the direct children)")
@@ -167,7 +179,7 @@ func (h *Handlers) listDirectory(ctx context.Context, p *listDirectoryParams) (*
 		if *p.Limit < 1 {
 			return nil, rpc.InvalidParams("limit", "an entry count ≥ 1")
 		}
-		opts.Limit = *p.Limit
+		opts.Limit = min(*p.Limit, listMaxLimit)
 	}
 	s, err := h.session()
 	if err != nil {
@@ -177,7 +189,7 @@ func (h *Handlers) listDirectory(ctx context.Context, p *listDirectoryParams) (*
 	if err != nil {
 		return nil, err
 	}
-	res := &listDirectoryResult{Entries: make([]listEntry, len(l.Entries)), Truncated: l.Truncated}
+	res := &listDirectoryResult{Entries: make([]listEntry, len(l.Entries)), Truncated: l.Truncated, Limit: opts.Limit}
 	for i, e := range l.Entries {
 		res.Entries[i] = listEntry{Path: e.Path, Type: e.Type, Size: fileSize(e.Type, e.Size), MTime: unixMs(e.MTime)}
 	}

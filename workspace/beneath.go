@@ -6,8 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 	"syscall"
 	"time"
 
@@ -141,20 +139,4 @@ type dirEntry struct {
 	typ   fs.FileMode // the type bits the directory itself records
 	size  int64       // lstat's, once statEntries has run
 	mtime time.Time
-}
-
-// readDir reads the directory p beneath its root: its entries sorted by
-// name, and the open directory, for statEntries.
-func (r *Roots) readDir(p string) (*os.File, []dirEntry, error) {
-	f, err := r.openDir(p)
-	if err != nil {
-		return nil, nil, err
-	}
-	ents, err := f.ReadDir(-1)
-	out := make([]dirEntry, len(ents))
-	for i, d := range ents {
-		out[i] = listedEntry(d)
-	}
-	slices.SortFunc(out, func(a, b dirEntry) int { return strings.Compare(a.name, b.name) })
-	return f, out, err
 }

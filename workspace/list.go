@@ -3,9 +3,11 @@ package workspace
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -15,7 +17,7 @@ type ListOptions struct {
 	Depth            int  // levels to descend; 0 means 1 (direct children only)
 	IncludeHidden    bool // list names starting with "."
 	RespectGitignore bool // skip what .gitignore files (and .git itself) exclude
-	Limit            int  // maximum entries; 0 means no limit
+	Limit            int  // maximum entries; 0 means no limit (and no bound on memory)
 }
 
 // Entry is one listed file system entry.
@@ -28,17 +30,21 @@ type Entry struct {
 
 // Listing is the result of ListDirectory.
 type Listing struct {
-	Entries   []Entry // depth-first, each directory's entries sorted by name
-	Truncated bool    // the limit was reached before the walk finished
+	// Depth-first, each directory's entries sorted by name. In the
+	// directory where the limit falls, they are the first by name of the
+	// entries read (ReadDir's order, listBatch at a time), not of the whole
+	// directory.
+	Entries   []Entry
+	Truncated bool // entries were left out: the limit was reached before the walk finished
 }
-
-// errLimit stops the walk once the limit is reached.
-var errLimit = errors.New("listing limit reached")
 
 // ListDirectory lists path up to opts.Depth levels deep. Symlinks are listed
 // as such and never descended into, so a link cannot lead the walk out of
 // the roots or into a cycle. The walk stops when ctx is done, between
-// entries as well as between directories.
+// batches of a directory's entries, between entries when .gitignore rules
+// are matched, and between directories. With a limit, directories are read
+// in batches and no further than the limit needs, and what the walk holds
+// stays within about twice the limit, whatever the tree holds.
 func (f *FS) ListDirectory(ctx context.Context, path string, opts ListOptions) (*Listing, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -64,7 +70,7 @@ func (f *FS) ListDirectory(ctx context.Context, path string, opts ListOptions) (
 			return nil, err
 		}
 	}
-	if err := w.walk(p, "", 1, stack); err != nil && !errors.Is(err, errLimit) {
+	if err := w.walk(p, "", 1, stack); err != nil {
 		return nil, err
 	}
 	return w.out, nil
@@ -87,6 +93,9 @@ type lister struct {
 	out   *Listing
 	roots *Roots // directories are opened beneath their root
 	log   *slog.Logger
+	// pending is, for each directory open on the way down, the entries
+	// it has still to list (its walk's own slice, which trimPending cuts).
+	pending []*[]dirEntry
 }
 
 // loadIgnore loads the .gitignore in the directory full (rel from the
@@ -193,61 +202,57 @@ func consumePrefix(segs, pre []string) ([]string, bool) {
 	return segs, true
 }
 
+// listBatch is how many entries a directory is read at a time. A walk
+// holds no more of a directory than its room (the limit less the entries
+// listed) plus one batch, whatever the directory holds.
+const listBatch = 1024
+
+// statChunk is how many entries are stat'ed between two looks at ctx.
+const statChunk = 4 * listBatch
+
 func (w *lister) walk(dir, rel string, depth int, stack ignoreStack) error {
 	if err := w.ctx.Err(); err != nil {
 		return err
 	}
-	d, ents, err := w.roots.readDir(dir)
+	d, err := w.roots.openDir(dir)
 	if err != nil {
-		if d != nil {
-			d.Close()
-		}
 		if rel == "" {
 			return err
 		}
 		return nil // an unreadable subdirectory is listed but not entered
 	}
-	// The entries this directory contributes, before any descent: no more
-	// than the limit leaves room for.
-	kept := ents[:0]
-	for _, e := range ents {
-		if w.opts.RespectGitignore {
-			// Matching is the walk's costly part: stop at once when asked.
-			if err := w.ctx.Err(); err != nil {
-				d.Close()
-				return err
-			}
-		}
-		if w.opts.Limit > 0 && len(w.out.Entries)+len(kept) > w.opts.Limit {
-			break // one past the room, so the limit is still seen below
-		}
-		if !w.opts.IncludeHidden && strings.HasPrefix(e.name, ".") {
-			continue
-		}
-		if w.opts.RespectGitignore && e.name == ".git" {
-			continue
-		}
-		if w.opts.RespectGitignore && stack.ignored(joinRel(rel, e.name), e.typ.IsDir()) {
-			continue
-		}
-		kept = append(kept, e)
+	kept, err := w.read(d, rel, stack)
+	if err == nil {
+		err = w.stat(d, kept)
 	}
-	statEntries(d, kept)
 	d.Close()
+	if err != nil {
+		if rel == "" || w.ctx.Err() != nil {
+			return err
+		}
+		return nil
+	}
 	prefix := dir + string(filepath.Separator)
 	if os.IsPathSeparator(dir[len(dir)-1]) { // a volume's root: "/", `C:\`
 		prefix = dir
 	}
-	for _, de := range kept {
-		if w.opts.Limit > 0 && len(w.out.Entries) >= w.opts.Limit {
-			w.out.Truncated = true
-			return errLimit
-		}
+	// kept is what this directory has still to list; trimPending may cut
+	// it while a subdirectory is walked.
+	w.pending = append(w.pending, &kept)
+	defer func() { w.pending = w.pending[:len(w.pending)-1] }()
+	w.trimPending()
+	// Room for what this directory lists, at once: appending one at a
+	// time would allocate about twice that on the way.
+	w.out.Entries = slices.Grow(w.out.Entries, len(kept))
+	for len(kept) > 0 {
+		de := kept[0]
+		kept = kept[1:]
 		isDir := de.typ.IsDir()
 		full := prefix + de.name // dir is clean and de.name a plain name: filepath.Join's result
-		e := Entry{Path: full, Type: typeOf(de.typ), Size: de.size, MTime: de.mtime}
-		w.out.Entries = append(w.out.Entries, e)
-		if isDir && depth < w.opts.Depth {
+		w.out.Entries = append(w.out.Entries, Entry{Path: full, Type: typeOf(de.typ), Size: de.size, MTime: de.mtime})
+		// A full listing enters a directory only to see whether it cuts
+		// something (truncated), and not once it knows.
+		if isDir && depth < w.opts.Depth && !(w.full() && w.out.Truncated) {
 			childRel := joinRel(rel, de.name)
 			sub := stack
 			if w.opts.RespectGitignore {
@@ -262,6 +267,120 @@ func (w *lister) walk(dir, rel string, depth int, stack ignoreStack) error {
 	}
 	return nil
 }
+
+// read reads the open directory d listBatch entries at a time and keeps
+// those the options list, sorted by name. It stops reading once more are
+// kept than the room left: those are cut to the room, the first by name
+// of the entries read, not of the whole directory, and the listing is
+// truncated. ctx is looked at between batches, and between entries when
+// .gitignore rules are matched.
+func (w *lister) read(d *os.File, rel string, stack ignoreStack) ([]dirEntry, error) {
+	room := w.room()
+	var kept []dirEntry
+	for {
+		if err := w.ctx.Err(); err != nil {
+			return nil, err
+		}
+		batch, rerr := d.ReadDir(listBatch)
+		for _, de := range batch {
+			if w.opts.RespectGitignore {
+				// Matching is the walk's costly part: stop at once when asked.
+				if err := w.ctx.Err(); err != nil {
+					return nil, err
+				}
+			}
+			e := listedEntry(de)
+			if !w.opts.IncludeHidden && strings.HasPrefix(e.name, ".") {
+				continue
+			}
+			if w.opts.RespectGitignore && e.name == ".git" {
+				continue
+			}
+			if w.opts.RespectGitignore && stack.ignored(joinRel(rel, e.name), e.typ.IsDir()) {
+				continue
+			}
+			kept = append(kept, e)
+		}
+		if testHookListRead != nil {
+			testHookListRead(w.held() + len(kept))
+		}
+		if room >= 0 && len(kept) > room {
+			break
+		}
+		if errors.Is(rerr, io.EOF) || (rerr == nil && len(batch) == 0) {
+			break
+		}
+		if rerr != nil {
+			return nil, rerr
+		}
+	}
+	slices.SortFunc(kept, func(a, b dirEntry) int { return strings.Compare(a.name, b.name) })
+	if room >= 0 && len(kept) > room {
+		kept = kept[:room]
+		w.out.Truncated = true
+	}
+	return kept, nil
+}
+
+// stat fills in the size and time of the entries kept, a chunk at a time
+// with a look at ctx between chunks.
+func (w *lister) stat(d *os.File, kept []dirEntry) error {
+	for part := range slices.Chunk(kept, statChunk) {
+		if err := w.ctx.Err(); err != nil {
+			return err
+		}
+		statEntries(d, part)
+	}
+	return nil
+}
+
+// room is how many more entries the listing may hold, or -1 for no limit.
+func (w *lister) room() int {
+	if w.opts.Limit <= 0 {
+		return -1
+	}
+	return max(w.opts.Limit-len(w.out.Entries), 0)
+}
+
+// full reports whether the listing holds its limit.
+func (w *lister) full() bool { return w.room() == 0 }
+
+// held is the entries the walk holds: those listed and those its open
+// directories have still to list.
+func (w *lister) held() int {
+	n := len(w.out.Entries)
+	for _, p := range w.pending {
+		n += len(*p)
+	}
+	return n
+}
+
+// trimPending keeps what the open directories have still to list within
+// the room left, so the walk holds at most twice the limit (plus a batch)
+// however deep it goes. The deepest directory's entries come out first,
+// then its parent's, so the cut takes the last entries of the shallowest
+// directories; a directory's own read already kept no more than the room.
+func (w *lister) trimPending() {
+	room := w.room()
+	if room < 0 {
+		return
+	}
+	over := w.held() - len(w.out.Entries) - room
+	for _, p := range w.pending {
+		if over <= 0 {
+			return
+		}
+		cut := min(over, len(*p))
+		*p = slices.Clone((*p)[:len(*p)-cut])
+		over -= cut
+		w.out.Truncated = true
+	}
+}
+
+// testHookListRead, when set by a test, is told after each batch how many
+// entries the walk holds: listed, still to list, and kept from the
+// directory being read.
+var testHookListRead func(held int)
 
 // joinRel is rel/name, or name at the top.
 func joinRel(rel, name string) string {

@@ -7,11 +7,13 @@ import (
 	"encoding/json"
 	"errors"
 	"os/exec"
+	"sort"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/oh-bridge/oh-bridge/internal/ohtest"
 	"github.com/oh-bridge/oh-bridge/rpc"
 	"github.com/oh-bridge/oh-bridge/rpc/rpctest"
 )
@@ -53,26 +55,7 @@ func TestListingGitignoreURandom(t *testing.T) {
 	b := hostileBridge(t, ws)
 	pid := b.cmd.Process.Pid
 	const boundKB = 200 * 1024
-
-	over := make(chan int, 1)
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		tick := time.NewTicker(20 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-			}
-			if kb := rssKB(t, pid, "VmHWM"); kb > boundKB {
-				over <- kb
-				b.cmd.Process.Kill()
-				return
-			}
-		}
-	}()
+	over := killOverRSS(t, b, boundKB)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var res struct {
@@ -97,6 +80,101 @@ func TestListingGitignoreURandom(t *testing.T) {
 	peak := rssKB(t, pid, "VmHWM")
 	t.Logf("peak RSS %d KB", peak)
 	if peak > boundKB {
+		t.Errorf("peak RSS %d KB, over %d KB", peak, boundKB)
+	}
+}
+
+// killOverRSS watches the bridge's peak RSS (VmHWM) until the test ends
+// and kills the bridge when it passes boundKB; the channel then has the
+// peak it saw. A test that reads it after its call fails with the figure
+// instead of waiting for a bridge that grows without end.
+func killOverRSS(t *testing.T, b *bridge, boundKB int) <-chan int {
+	t.Helper()
+	pid := b.cmd.Process.Pid
+	over := make(chan int, 1)
+	stop := make(chan struct{})
+	t.Cleanup(func() { close(stop) })
+	go func() {
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			st, err := ohtest.Status(pid)
+			if err != nil {
+				return // the bridge is gone
+			}
+			if kb := st["VmHWM"]; kb > boundKB {
+				over <- kb
+				b.cmd.Process.Kill()
+				return
+			}
+		}
+	}()
+	return over
+}
+
+// TestListingHugeDirectory: `seq 1 300000 | xargs touch` in a directory,
+// then fs/list_directory on it with no limit, and with a limit above the
+// maximum. The bridge used to read the whole directory before it looked at
+// a limit, and answered every entry when none was given: 300,000 entries,
+// a 33 MB answer and a peak RSS of 176-203 MB (killed here at the bound).
+// Now a directory is read 1,024 entries at a time and the reading stops
+// at the limit: 10,000 entries without one (1.1 MB, peak RSS about 30 MB),
+// 50,000 at most (5.5 MB, about 70 MB), with truncated and the limit that
+// applied, and the peak RSS stays under 100 MB whatever the directory
+// holds. It measures memory and the answer, not time.
+func TestListingHugeDirectory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("plants 300,000 files")
+	}
+	ws := t.TempDir()
+	plantWith(t, ws, "mkdir big && cd big && seq 1 300000 | xargs touch")
+	b := hostileBridge(t, ws)
+	pid := b.cmd.Process.Pid
+	const boundKB = 100 * 1024
+	over := killOverRSS(t, b, boundKB)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for _, c := range []struct {
+		params map[string]any
+		want   int
+	}{
+		{map[string]any{"path": "big"}, 10_000},
+		{map[string]any{"path": "big", "limit": 1_000_000}, 50_000},
+	} {
+		var raw json.RawMessage
+		err := b.client.Call(ctx, "fs/list_directory", c.params, &raw)
+		select {
+		case kb := <-over:
+			t.Fatalf("fs/list_directory %v: the bridge's peak RSS passed %d KB (%d KB) listing 300,000 files; killed", c.params, boundKB, kb)
+		default:
+		}
+		if err != nil {
+			t.Fatalf("fs/list_directory %v: %v", c.params, err)
+		}
+		var res struct {
+			Entries   []struct{ Path string }
+			Truncated bool
+			Limit     int
+		}
+		if err := json.Unmarshal(raw, &res); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("fs/list_directory %v: %d entries, truncated %v, limit %d, %d bytes; peak RSS %d KB",
+			c.params, len(res.Entries), res.Truncated, res.Limit, len(raw), rssKB(t, pid, "VmHWM"))
+		if len(res.Entries) != c.want || !res.Truncated || res.Limit != c.want {
+			t.Errorf("fs/list_directory %v: %d entries, truncated %v, limit %d; want %d, true, %d",
+				c.params, len(res.Entries), res.Truncated, res.Limit, c.want, c.want)
+		}
+		if !sort.SliceIsSorted(res.Entries, func(i, j int) bool { return res.Entries[i].Path < res.Entries[j].Path }) {
+			t.Errorf("fs/list_directory %v: the entries kept are not sorted by name", c.params)
+		}
+	}
+	if peak := rssKB(t, pid, "VmHWM"); peak > boundKB {
 		t.Errorf("peak RSS %d KB, over %d KB", peak, boundKB)
 	}
 }

@@ -367,13 +367,15 @@ export interface ListDirectoryParams {
   depth?: number | null;
   includeHidden?: boolean;
   respectGitignore?: boolean;
-  /** entries; absent means no limit */
+  /** entries; absent means 10,000, and at most 50,000 */
   limit?: number | null;
 }
 
 export interface ListDirectoryResult {
   entries: ListEntry[] | null;
   truncated: boolean;
+  /** the limit applied: the one asked for, else 10,000; at most 50,000 */
+  limit: number;
 }
 
 export interface ListEntry {
