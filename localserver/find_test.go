@@ -9,11 +9,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/oh-bridge/oh-bridge/internal/ohtest/shellplant"
 
 	"github.com/oh-bridge/oh-bridge/agentserver/agentservertest"
 	"github.com/oh-bridge/oh-bridge/localserver"
@@ -39,20 +40,10 @@ func closedURL(t *testing.T) string {
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 
 // sh runs a shell command, the way an agent or another program leaves a
-// file behind.
-func sh(t *testing.T, dir, script string) {
-	t.Helper()
-	cmd := exec.Command("bash", "-c", script)
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v\n%s", script, err, out)
-	}
-}
-
 // canvasHome makes a home whose Agent Canvas key file holds key.
 func canvasHome(t *testing.T, key string) string {
 	home := t.TempDir()
-	sh(t, home, "mkdir -p .openhands/agent-canvas && printf '%s\\n' \""+key+"\" > .openhands/agent-canvas/api-key.txt")
+	shellplant.Run(t, home, "mkdir -p .openhands/agent-canvas && printf '%s\\n' \""+key+"\" > .openhands/agent-canvas/api-key.txt")
 	return home
 }
 
@@ -161,7 +152,7 @@ func TestFindKeySources(t *testing.T) {
 func TestFindBadKeyFiles(t *testing.T) {
 	canvas := agentservertest.Start(t, "--session-api-key", "sekrit-outside")
 	outside := t.TempDir()
-	sh(t, outside, "printf 'sekrit-outside\\n' > key.txt")
+	shellplant.Run(t, outside, "printf 'sekrit-outside\\n' > key.txt")
 	cases := []struct{ name, plant, why string }{
 		{"a FIFO", "mkfifo api-key.txt", "FIFO"},
 		{"a symlink out of its directory", "ln -s " + outside + "/key.txt api-key.txt", "outside"},
@@ -177,7 +168,7 @@ func TestFindBadKeyFiles(t *testing.T) {
 			if err := os.MkdirAll(dir, 0o700); err != nil {
 				t.Fatal(err)
 			}
-			sh(t, dir, c.plant)
+			shellplant.Run(t, dir, c.plant)
 			_, tried, err := localserver.Find(ctxT(t), localserver.Options{Getenv: env(nil), Home: home, CanvasURLs: []string{canvas.URL}, DefaultURL: closedURL(t)})
 			if err == nil || len(tried) != 2 || tried[0].Source != localserver.FromAgentCanvas {
 				t.Fatalf("got %v, tried %+v", err, tried)

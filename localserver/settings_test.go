@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/oh-bridge/oh-bridge/internal/ohtest/shellplant"
+
 	"github.com/oh-bridge/oh-bridge/localserver"
 )
 
@@ -62,7 +64,7 @@ func TestUserLLM(t *testing.T) {
 				}
 			}
 			if c.plant != "" {
-				sh(t, dir, c.plant)
+				shellplant.Run(t, dir, c.plant)
 			}
 			llm, source, skipped := localserver.UserLLM(env(c.env), home)
 			got := ""

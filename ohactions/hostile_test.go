@@ -7,28 +7,19 @@ import (
 	"encoding/json"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/oh-bridge/oh-bridge/internal/ohtest/shellplant"
+
 	"github.com/oh-bridge/oh-bridge/ohactions"
 )
 
 // Hostile files the agent can plant in its workspace (issue 22), made from
 // a shell as its terminal would make them, then read through V0's actions.
-
-// plant runs script with bash in dir, as the agent's terminal would.
-func plant(t *testing.T, dir, script string) {
-	t.Helper()
-	cmd := exec.Command("bash", "-c", script)
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("bash -c %q: %v\n%s", script, err, out)
-	}
-}
 
 // observed is the part of an observation dict these tests look at.
 type observed struct {
@@ -108,7 +99,7 @@ func releaseFIFOs(dir string) {
 // extras.oh_bridge_error (V0 has no words for them: its open would wait).
 func TestReadSpecialFiles(t *testing.T) {
 	rt, dir := newTestRuntime(t)
-	plant(t, dir, `mkfifo fifo clip.png && python3 -c 'import socket; socket.socket(socket.AF_UNIX).bind("sock")' && yes x | head -c 22020096 > huge.png`)
+	shellplant.Run(t, dir, `mkfifo fifo clip.png && python3 -c 'import socket; socket.socket(socket.AF_UNIX).bind("sock")' && yes x | head -c 22020096 > huge.png`)
 	cases := []struct {
 		name, path, impl string
 		obs, typ, words  string
@@ -144,7 +135,7 @@ func TestReadSpecialFiles(t *testing.T) {
 // kind, and leaves it a FIFO.
 func TestWriteSpecialFile(t *testing.T) {
 	rt, dir := newTestRuntime(t)
-	plant(t, dir, `mkfifo fifo`)
+	shellplant.Run(t, dir, `mkfifo fifo`)
 	o := executeWithin(t, rt, dir, map[string]any{"action": "write", "args": map[string]any{"path": "fifo", "content": "x"}})
 	if f := o.Extras.Fault; o.Observation != "error" || f == nil || f.Kind != "not_regular_file" || f.Type != "fifo" {
 		t.Errorf("write fifo: %s observation %q, extras.oh_bridge_error %+v; want an error with kind not_regular_file, type fifo", o.Observation, o.Content, f)
@@ -159,7 +150,7 @@ func TestWriteSpecialFile(t *testing.T) {
 // fallback runs.
 func TestGitDiffHelperFIFO(t *testing.T) {
 	rt, dir := newTestRuntime(t)
-	plant(t, dir, `git init -q && mkfifo f`)
+	shellplant.Run(t, dir, `git init -q && mkfifo f`)
 	o := executeWithin(t, rt, dir, map[string]any{"action": "run", "args": map[string]any{
 		"command": `python3 /openhands/code/openhands/runtime/utils/git_diff.py "f"`, "is_static": true, "cwd": dir, "hidden": true}})
 	if o.Extras.Metadata == nil || o.Extras.Metadata.ExitCode != 1 || !strings.Contains(o.Content, "is a FIFO (named pipe), not a regular file") {

@@ -5,10 +5,11 @@ package workspace
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/oh-bridge/oh-bridge/internal/ohtest/shellplant"
 )
 
 // A write through the editor (TextFileHost.Write) is done by the editor,
@@ -68,23 +69,13 @@ func (e *byPathEditor) host() *TextFileHost {
 	}
 }
 
-// shell runs a command in dir as the agent's terminal would.
-func shell(t *testing.T, dir, command string) {
-	t.Helper()
-	cmd := exec.Command("bash", "-c", command)
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v\n%s", command, err, out)
-	}
-}
-
 // TestHostWriteRefusesHardLink: the agent links a file from outside into
 // the workspace; a write through the editor to it is refused before the
 // editor is asked, and the outside file keeps its text.
 func TestHostWriteRefusesHardLink(t *testing.T) {
 	ctx := context.Background()
 	fs, ws, outside, ed := hostileWorkspace(t)
-	shell(t, ws, "ln ../outside/f.txt hl.txt")
+	shellplant.Run(t, ws, "ln ../outside/f.txt hl.txt")
 	hl := filepath.Join(ws, "hl.txt")
 
 	_, err := fs.WriteTextFile(ctx, hl, "agent\n", "", false)
@@ -96,7 +87,7 @@ func TestHostWriteRefusesHardLink(t *testing.T) {
 	assertEqual(t, "the outside file", "outside\n", readFile(t, filepath.Join(outside, "f.txt")))
 
 	// Once the agent breaks the link, as the refusal says, the write goes.
-	shell(t, ws, "cp hl.txt hl.txt.copy && mv hl.txt.copy hl.txt")
+	shellplant.Run(t, ws, "cp hl.txt hl.txt.copy && mv hl.txt.copy hl.txt")
 	_, err = fs.WriteTextFile(ctx, hl, "agent\n", "", false)
 	assertEqual(t, "a write once the link is broken", "", kindOf(err))
 	assertEqual(t, "the file", "agent\n", readFile(t, hl))
@@ -110,7 +101,7 @@ func TestHostWriteRefusesSymlinkSwappedIn(t *testing.T) {
 	ctx := context.Background()
 	fs, ws, outside, ed := hostileWorkspace(t)
 	os.WriteFile(filepath.Join(ws, "f.txt"), []byte("inside\n"), 0o644)
-	defer SetWriteHookForTest(func(string) { shell(t, ws, "ln -sf ../outside/f.txt f.txt") })()
+	defer SetWriteHookForTest(func(string) { shellplant.Run(t, ws, "ln -sf ../outside/f.txt f.txt") })()
 
 	_, err := fs.WriteTextFile(ctx, filepath.Join(ws, "f.txt"), "agent\n", "", false)
 	assertEqual(t, "a write to a path swapped for a symlink", "symlink_swapped", kindOf(err))
@@ -126,8 +117,8 @@ func TestHostWriteUnverified(t *testing.T) {
 	fs, ws, outside, ed := hostileWorkspace(t)
 	f := filepath.Join(ws, "f.txt")
 	os.WriteFile(f, []byte("inside\n"), 0o644)
-	ed.inWrite = func() { shell(t, ws, "mv f.txt f.keep && ln -s ../outside/f.txt f.txt") }
-	ed.after = func() { shell(t, ws, "rm f.txt && mv f.keep f.txt") }
+	ed.inWrite = func() { shellplant.Run(t, ws, "mv f.txt f.keep && ln -s ../outside/f.txt f.txt") }
+	ed.after = func() { shellplant.Run(t, ws, "rm f.txt && mv f.keep f.txt") }
 
 	_, err := fs.WriteTextFile(ctx, f, "agent\n", "", false)
 	assertEqual(t, "a write the editor carried outside", "write_unverified", kindOf(err))

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -16,22 +15,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oh-bridge/oh-bridge/internal/ohtest/shellplant"
+
 	"github.com/oh-bridge/oh-bridge/internal/ohtest/logbuf"
 )
 
 // Hostile input the agent can plant in the workspace (issue 22): each test
 // makes the file system state with a shell command, as an agent's terminal
 // would, and drives the FS as the editor's requests do.
-
-// plant runs script with bash in dir, as the agent's terminal would.
-func plant(t testing.TB, dir, script string) {
-	t.Helper()
-	cmd := exec.Command("bash", "-c", script)
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("bash -c %q: %v\n%s", script, err, out)
-	}
-}
 
 // hostileFS is an FS over a new directory whose log the test can read.
 func hostileFS(t testing.TB) (*FS, string, *logbuf.Buffer) {
@@ -72,7 +63,7 @@ func threads() int {
 // the thread count where it was.
 func TestGitignoreFIFO(t *testing.T) {
 	fs, root, log := hostileFS(t)
-	plant(t, root, "mkdir sub && echo x > sub/kept.go && echo y > a.log && mkfifo .gitignore sub/.gitignore")
+	shellplant.Run(t, root, "mkdir sub && echo x > sub/kept.go && echo y > a.log && mkfifo .gitignore sub/.gitignore")
 	t.Cleanup(func() { unblockFIFOs(root, ".gitignore", "sub/.gitignore") })
 
 	before := threads()
@@ -143,8 +134,8 @@ func listed(root string, l *Listing) string {
 func TestGitignoreOutOfBounds(t *testing.T) {
 	fs, root, log := hostileFS(t)
 	outside := t.TempDir()
-	plant(t, outside, "echo '*.go' > .gitignore")
-	plant(t, root, `
+	shellplant.Run(t, outside, "echo '*.go' > .gitignore")
+	shellplant.Run(t, root, `
 		mkdir urandom outside fifo big good
 		for d in urandom outside fifo big good; do echo x > $d/a.go; done
 		ln -s /dev/urandom urandom/.gitignore
@@ -191,7 +182,7 @@ func TestGitignoreOutOfBounds(t *testing.T) {
 // the listing still answers.
 func TestGitignoreBudget(t *testing.T) {
 	fs, root, log := hostileFS(t)
-	plant(t, root, `
+	shellplant.Run(t, root, `
 		d=.
 		rule=$(head -c 999 /dev/zero | tr '\0' r)
 		for i in $(seq 20); do
@@ -228,7 +219,7 @@ func TestGitignoreBudget(t *testing.T) {
 // old code fails here quickly instead of running for minutes.
 func TestNestedDoubleStar(t *testing.T) {
 	fs, root, _ := hostileFS(t)
-	plant(t, root, `mkdir -p `+strings.Repeat("a/", 24)+` && echo "`+strings.Repeat("**/", 12)+`zzz" > .gitignore`)
+	shellplant.Run(t, root, `mkdir -p `+strings.Repeat("a/", 24)+` && echo "`+strings.Repeat("**/", 12)+`zzz" > .gitignore`)
 	const depth = 20
 	// Each entry k deep costs at most 13 × k steps: 13 × (1+...+20) in all.
 	bound := int64(13 * depth * (depth + 1) / 2)
@@ -256,14 +247,14 @@ func TestNestedDoubleStar(t *testing.T) {
 // "appears to be binary", and Stat said "file".
 func TestSpecialFilesRefused(t *testing.T) {
 	fs, root, _ := hostileFS(t)
-	plant(t, root, `mkfifo fifo && python3 -c 'import socket; socket.socket(socket.AF_UNIX).bind("sock")'`)
+	shellplant.Run(t, root, `mkfifo fifo && python3 -c 'import socket; socket.socket(socket.AF_UNIX).bind("sock")'`)
 	t.Cleanup(func() { unblockFIFOs(root, "fifo") })
 	rows := []struct{ name, typ, words string }{
 		{"fifo", TypeFIFO, "is a FIFO (named pipe), not a regular file"},
 		{"sock", TypeSocket, "is a Unix domain socket, not a regular file"},
 	}
 	if os.Geteuid() == 0 && runtime.GOOS == "linux" {
-		plant(t, root, "mknod null c 1 3")
+		shellplant.Run(t, root, "mknod null c 1 3")
 		rows = append(rows, struct{ name, typ, words string }{"null", TypeCharDevice, "is a character device, not a regular file"})
 	}
 	ctx := context.Background()
@@ -309,7 +300,7 @@ func checkSpecial(t *testing.T, input string, err error, name, typ, words string
 // 11 s an op here.
 func BenchmarkGitignoreNestedDoubleStar(b *testing.B) {
 	fs, root, _ := hostileFS(b)
-	plant(b, root, `mkdir -p `+strings.Repeat("a/", 24)+` && echo "`+strings.Repeat("**/", 12)+`zzz" > .gitignore`)
+	shellplant.Run(b, root, `mkdir -p `+strings.Repeat("a/", 24)+` && echo "`+strings.Repeat("**/", 12)+`zzz" > .gitignore`)
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -331,7 +322,7 @@ func BenchmarkGitignoreHostile(b *testing.B) {
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			fs, root, _ := hostileFS(b)
-			plant(b, root, "for i in $(seq 100); do echo x > f$i.go; done && "+c.script)
+			shellplant.Run(b, root, "for i in $(seq 100); do echo x > f$i.go; done && "+c.script)
 			b.Cleanup(func() { unblockFIFOs(root, ".gitignore") })
 			ctx := context.Background()
 			b.ReportAllocs()

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oh-bridge/oh-bridge/internal/ohtest/shellplant"
+
 	"github.com/oh-bridge/oh-bridge/internal/ohtest/logbuf"
 )
 
@@ -33,7 +35,7 @@ func TestJournalNotRegularIsSkipped(t *testing.T) {
 	os.Chtimes(tmp, old, old)
 	// $$ is the planting bash's pid: dead once it returns, as a journal's
 	// owner must be for it to be read.
-	plant(t, journals, `mkfifo "$$-1.log" &&
+	shellplant.Run(t, journals, `mkfifo "$$-1.log" &&
 python3 -c 'import socket,sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$$-2.log" &&
 ln -s /dev/zero "$$-3.log" &&
 yes '+"/nowhere/.b.txt.oh-bridge-tmp-0123456789abcdef"' | head -c 9000000 > "$$-4.log" &&

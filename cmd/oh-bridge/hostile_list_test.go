@@ -6,12 +6,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os/exec"
 	"sort"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/oh-bridge/oh-bridge/internal/ohtest/shellplant"
 
 	"github.com/oh-bridge/oh-bridge/internal/ohtest"
 	"github.com/oh-bridge/oh-bridge/rpc"
@@ -22,16 +23,6 @@ import (
 // (issue 22), against the built binary over --stdio: the file system state
 // is made by bash, as the agent's command would make it, and the editor's
 // requests follow.
-
-// plantWith runs script with bash in dir.
-func plantWith(t *testing.T, dir, script string) {
-	t.Helper()
-	cmd := exec.Command("bash", "-c", script)
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("bash -c %q: %v\n%s", script, err, out)
-	}
-}
 
 // hostileBridge starts the bridge on ws and initializes it.
 func hostileBridge(t *testing.T, ws string) *bridge {
@@ -51,7 +42,7 @@ func hostileBridge(t *testing.T, ws string) *bridge {
 // when it passes that, which is how the old code fails here.
 func TestListingGitignoreURandom(t *testing.T) {
 	ws := t.TempDir()
-	plantWith(t, ws, "ln -s /dev/urandom .gitignore && mkdir src && echo 'package a' > src/a.go && ln -s /dev/urandom src/.gitignore")
+	shellplant.Run(t, ws, "ln -s /dev/urandom .gitignore && mkdir src && echo 'package a' > src/a.go && ln -s /dev/urandom src/.gitignore")
 	b := hostileBridge(t, ws)
 	pid := b.cmd.Process.Pid
 	const boundKB = 200 * 1024
@@ -132,7 +123,7 @@ func TestListingHugeDirectory(t *testing.T) {
 		t.Skip("plants 300,000 files")
 	}
 	ws := t.TempDir()
-	plantWith(t, ws, "mkdir big && cd big && seq 1 300000 | xargs touch")
+	shellplant.Run(t, ws, "mkdir big && cd big && seq 1 300000 | xargs touch")
 	b := hostileBridge(t, ws)
 	pid := b.cmd.Process.Pid
 	const boundKB = 100 * 1024
@@ -185,7 +176,7 @@ func TestListingHugeDirectory(t *testing.T) {
 // bridge's thread count stays where it was.
 func TestListingGitignoreFIFO(t *testing.T) {
 	ws := t.TempDir()
-	plantWith(t, ws, "mkfifo .gitignore && echo x > a.txt")
+	shellplant.Run(t, ws, "mkfifo .gitignore && echo x > a.txt")
 	t.Cleanup(func() { unblockFIFO(ws + "/.gitignore") })
 	b := hostileBridge(t, ws)
 	pid := b.cmd.Process.Pid
@@ -237,7 +228,7 @@ func unblockFIFO(p string) {
 // fs/stat), and edit/view says what it is too.
 func TestSpecialFilesOnTheWire(t *testing.T) {
 	ws := t.TempDir()
-	plantWith(t, ws, `mkfifo fifo && python3 -c 'import socket; socket.socket(socket.AF_UNIX).bind("sock")'`)
+	shellplant.Run(t, ws, `mkfifo fifo && python3 -c 'import socket; socket.socket(socket.AF_UNIX).bind("sock")'`)
 	t.Cleanup(func() { unblockFIFO(ws + "/fifo") })
 	b := hostileBridge(t, ws)
 	ctx := ctxT(t)
