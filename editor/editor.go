@@ -19,6 +19,12 @@ const (
 	MaxResponseLen       = 16000 // characters (code points) of file text shown
 	SnippetContextWindow = 4     // lines shown around an edit
 	DefaultMaxHistory    = 10    // undo steps kept per file
+	// viewListLimit caps the entries a directory view reads: its text is
+	// cut at MaxResponseLen (a few hundred paths) anyway, and without a cap
+	// a directory of millions of files planted by the agent's shell would
+	// be read whole into memory. Past it the view shows, sorted, the first
+	// entries the file system gave (OpenHands' find lists in its order too).
+	viewListLimit = 50_000
 
 	toolName = "oh_editor"
 
@@ -749,7 +755,7 @@ func (e *Editor) viewDirectory(ctx context.Context, t target, viewRange []int) (
 	if e.opts.Dialect == FileEditor {
 		return e.listLevels(ctx, t)
 	}
-	list, err := e.fs.ListDirectory(ctx, t.resolved, workspace.ListOptions{Depth: 2, IncludeHidden: true})
+	list, err := e.fs.ListDirectory(ctx, t.resolved, workspace.ListOptions{Depth: 2, IncludeHidden: true, Limit: viewListLimit})
 	if err != nil {
 		return nil, e.readError(t, err)
 	}
@@ -834,7 +840,7 @@ func (e *Editor) linkedChildren(ctx context.Context, link string) []child {
 	if err != nil {
 		return nil
 	}
-	list, err := e.fs.ListDirectory(ctx, target, workspace.ListOptions{Depth: 1, IncludeHidden: true})
+	list, err := e.fs.ListDirectory(ctx, target, workspace.ListOptions{Depth: 1, IncludeHidden: true, Limit: viewListLimit})
 	if err != nil {
 		return nil
 	}

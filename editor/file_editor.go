@@ -47,7 +47,7 @@ func (e *Editor) viewImage(ctx context.Context, t target, mime string) (*Result,
 // the workspace roots.
 func (e *Editor) listLevels(ctx context.Context, t target) (*Result, error) {
 	p := t.display
-	list, err := e.fs.ListDirectory(ctx, t.resolved, workspace.ListOptions{Depth: 2, IncludeHidden: true})
+	list, err := e.fs.ListDirectory(ctx, t.resolved, workspace.ListOptions{Depth: 2, IncludeHidden: true, Limit: viewListLimit})
 	if err != nil {
 		return nil, e.readError(t, err)
 	}

@@ -165,6 +165,18 @@ func TestListingHugeDirectory(t *testing.T) {
 			t.Errorf("fs/list_directory %v: the entries kept are not sorted by name", c.params)
 		}
 	}
+	// The editor's view of a directory reads at most 50,000 entries too
+	// (its text is cut at 16,000 characters anyway).
+	var view struct{ Output string }
+	err := b.client.Call(ctx, "edit/view", map[string]any{"path": ws + "/big"}, &view)
+	select {
+	case kb := <-over:
+		t.Fatalf("edit/view: the bridge's peak RSS passed %d KB (%d KB) viewing 300,000 files; killed", boundKB, kb)
+	default:
+	}
+	if err != nil || !strings.HasPrefix(view.Output, "Here's the files and directories up to 2 levels deep in "+ws+"/big") || !strings.Contains(view.Output, "<response clipped>") {
+		t.Errorf("edit/view of the big directory: %v, %.300q", err, view.Output)
+	}
 	if peak := rssKB(t, pid, "VmHWM"); peak > boundKB {
 		t.Errorf("peak RSS %d KB, over %d KB", peak, boundKB)
 	}
