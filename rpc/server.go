@@ -160,6 +160,9 @@ func (s *Server) Serve(ctx context.Context, stream jsonrpc2.ObjectStream) int {
 	// Set before NewConn starts reading: the first reply may need it.
 	s.raw, _ = stream.(rawWriter)
 	conn := jsonrpc2.NewConn(ctx, stream, handlerFunc(s.handle), jsonrpc2.SetLogger(discardLogger{}))
+	if hook := testHookServing.Load(); hook != nil {
+		(*hook)()
+	}
 	s.connMu.Lock()
 	s.conn = conn
 	s.connMu.Unlock()
@@ -204,6 +207,15 @@ func (discardLogger) Printf(string, ...any) {}
 
 // handle runs on the read goroutine for every request and notification.
 func (s *Server) handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
+	// NewConn reads at once, and Serve records the connection only once
+	// NewConn has returned: on a loaded machine a request could be handled
+	// before, and a call it makes to the client would find none. The
+	// connection is known here from the first message on.
+	s.connMu.Lock()
+	if s.conn == nil {
+		s.conn = conn
+	}
+	s.connMu.Unlock()
 	params := json.RawMessage(nil)
 	if req.Params != nil {
 		params = *req.Params
@@ -576,6 +588,10 @@ func (s *Server) Notify(ctx context.Context, method string, params any) error {
 }
 
 var errNotConnected = errors.New("rpc: the client is not connected")
+
+// testHookServing, set by a test, runs in Serve between the connection's
+// start and its being recorded: a late goroutine, as a loaded machine has.
+var testHookServing atomic.Pointer[func()]
 
 // Call sends a request to the client and waits for the answer. A cancelled
 // ctx sends $/cancelRequest and returns at once. Calling from an Inline

@@ -516,3 +516,19 @@ func TestRecording(t *testing.T) {
 		t.Fatalf("malformed input not recorded raw: %+v", records[3])
 	}
 }
+
+// TestCallBeforeServeRecordsTheConnection: Serve's goroutine is late to
+// record the connection (a loaded machine), while requests are already
+// handled; a handler's call to the client still reaches it.
+func TestCallBeforeServeRecordsTheConnection(t *testing.T) {
+	late := make(chan struct{})
+	rpc.SetTestHookServing(func() { <-late })
+	t.Cleanup(func() { rpc.SetTestHookServing(nil) })
+	defer close(late)
+	h, _ := initialized(t)
+	h.client.OnRequest = func(method string, _ json.RawMessage) (any, *rpc.Error) { return "blue", nil }
+	var answer string
+	if err := h.client.Call(ctxT(t), "test/askClient", nil, &answer); err != nil || answer != "blue" {
+		t.Fatalf("a call to the client while Serve had not recorded the connection: %q, %v", answer, err)
+	}
+}

@@ -1,0 +1,10 @@
+package rpc
+
+// SetTestHookServing sets testHookServing for a test (nil clears it).
+func SetTestHookServing(f func()) {
+	if f == nil {
+		testHookServing.Store(nil)
+		return
+	}
+	testHookServing.Store(&f)
+}
