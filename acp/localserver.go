@@ -229,17 +229,3 @@ func (a *Server) connectLate(ctx context.Context, s *acpSession) error {
 	a.log.Info("the session follows a conversation", "session", s.sessionID(), "conversation", conv.ConversationID())
 	return nil
 }
-
-// fallbackLLM is a new conversation's LLM from the person's OpenHands
-// settings files, when neither the flags, the environment, the config file
-// nor the server's own settings give one.
-func (a *Server) fallbackLLM() (json.RawMessage, string) {
-	llm, source, skipped := localserver.UserLLM(nil, "")
-	for _, why := range skipped {
-		a.log.Warn("an OpenHands settings file is passed over", "why", why)
-	}
-	if llm != nil {
-		a.log.Info("the new conversation's model comes from the person's OpenHands settings", "source", source)
-	}
-	return llm, source
-}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/oh-bridge/oh-bridge/conversation"
+	"github.com/oh-bridge/oh-bridge/localserver"
 	"github.com/oh-bridge/oh-bridge/rpc"
 	"github.com/oh-bridge/oh-bridge/session"
 	"github.com/oh-bridge/oh-bridge/updates"
@@ -263,7 +264,7 @@ func (a *Server) follow(ctx context.Context, s *acpSession, srv AgentServer, con
 		SessionAPIKey:      srv.SessionAPIKey,
 		ConversationID:     conversationID,
 		LLM:                srv.LLM,
-		FallbackLLM:        a.fallbackLLM,
+		FallbackLLM:        localserver.FallbackLLM(a.log),
 		ConfirmationPolicy: srv.ConfirmationPolicy,
 		WorkingDir:         s.sess.Roots()[0],
 		MCP:                s.startMCP,

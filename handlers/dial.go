@@ -10,6 +10,7 @@ import (
 
 	"github.com/oh-bridge/oh-bridge/agentserver"
 	"github.com/oh-bridge/oh-bridge/conversation"
+	"github.com/oh-bridge/oh-bridge/localserver"
 	"github.com/oh-bridge/oh-bridge/rpc"
 	"github.com/oh-bridge/oh-bridge/updates"
 )
@@ -131,7 +132,7 @@ func (h *Handlers) connect(ctx context.Context, p *connectParams) (*connectResul
 		LLM:                p.LLM,
 		Agent:              p.Agent,
 		ConfirmationPolicy: p.ConfirmationPolicy,
-		FallbackLLM:        h.fallbackLLM,
+		FallbackLLM:        localserver.FallbackLLM(h.log),
 		WorkingDir:         h.Roots()[0],
 		MCP:                h.ensureMCP,
 		OnUpdate: func(u updates.Update) {

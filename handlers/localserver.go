@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"sync"
 
@@ -80,15 +79,8 @@ func (h *Handlers) local() *localState {
 // person starts a conversation.
 func (h *Handlers) findServer(ctx context.Context, _ *noParams) (*findServerResult, error) {
 	l := h.local()
-	l.mu.Lock()
-	started := l.started
-	l.mu.Unlock()
-	if started != nil {
-		select {
-		case <-started.Done():
-		default:
-			return &findServerResult{Found: foundOf(&started.Found), Tried: []TriedServer{}, Ways: []StartWay{}}, nil
-		}
+	if s := l.running(); s != nil {
+		return &findServerResult{Found: foundOf(&s.Found), Tried: []TriedServer{}, Ways: []StartWay{}}, nil
 	}
 	found, tried, err := localserver.Find(ctx, localserver.Options{Config: h.cfg.ServerConfig})
 	out := &findServerResult{Tried: make([]TriedServer, 0, len(tried)), Ways: []StartWay{}}
@@ -129,15 +121,8 @@ func (h *Handlers) startServer(ctx context.Context, p *startServerParams) (*Foun
 	l := h.local()
 	l.start.Lock()
 	defer l.start.Unlock()
-	l.mu.Lock()
-	running := l.started
-	l.mu.Unlock()
-	if running != nil {
-		select {
-		case <-running.Done():
-		default:
-			return foundOf(&running.Found), nil
-		}
+	if s := l.running(); s != nil {
+		return foundOf(&s.Found), nil
 	}
 	var way *localserver.Way
 	for _, w := range localserver.Ways(nil, localserver.PythonHasAgentServer) {
@@ -174,6 +159,22 @@ func (o serverOutput) Write(p []byte) (int, error) {
 // bridge started.
 type serverOutputParams struct {
 	Data string `json:"data"`
+}
+
+// running is the server the bridge started, while its process lives.
+func (l *localState) running() *localserver.Server {
+	l.mu.Lock()
+	s := l.started
+	l.mu.Unlock()
+	if s == nil {
+		return nil
+	}
+	select {
+	case <-s.Done():
+		return nil
+	default:
+		return s
+	}
 }
 
 func (l *localState) remember(url, key string) {
@@ -214,14 +215,4 @@ func (h *Handlers) stopLocal() {
 		h.log.Info("stopping the agent-server it started", "url", s.URL, "pid", s.PID())
 		s.Stop()
 	}
-}
-
-// fallbackLLM is a new conversation's LLM from the person's OpenHands
-// settings files, when the editor gives none and the server keeps none.
-func (h *Handlers) fallbackLLM() (json.RawMessage, string) {
-	llm, source, skipped := localserver.UserLLM(nil, "")
-	for _, why := range skipped {
-		h.log.Warn("an OpenHands settings file is passed over", "why", why)
-	}
-	return llm, source
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,6 +77,22 @@ func UserLLM(getenv func(string) string, home string) (llm json.RawMessage, sour
 		return llm, fmt.Sprintf("%s (%s)", p.words, path), skipped
 	}
 	return nil, "", skipped
+}
+
+// FallbackLLM is UserLLM as a conversation's fallback for its LLM
+// (conversation.Options.FallbackLLM), saying in log why a settings file
+// was passed over and where the model came from (never the key).
+func FallbackLLM(log *slog.Logger) func() (json.RawMessage, string) {
+	return func() (json.RawMessage, string) {
+		llm, source, skipped := UserLLM(nil, "")
+		for _, why := range skipped {
+			log.Warn("an OpenHands settings file is passed over", "why", why)
+		}
+		if llm != nil {
+			log.Info("the new conversation's model comes from the person's OpenHands settings", "source", source)
+		}
+		return llm, source
+	}
 }
 
 // errNotThisShape: the file is another program's of the same name (the
