@@ -91,19 +91,19 @@ export class Servers {
 
   /** Says once where the agent's model and key came from, when the editor gave none (the person's OpenHands settings). */
   async tellLLMSource(source: string): Promise<void> {
-    const told = this.context.globalState.get<string[]>(toldKey) ?? [];
-    const id = `llm ${source}`;
-    if (told.includes(id)) return;
-    await this.context.globalState.update(toldKey, [...told.slice(-19), id]);
-    void vscode.window.showInformationMessage(llmWords(source));
+    if (await this.firstTime(`llm ${source}`)) void vscode.window.showInformationMessage(llmWords(source));
   }
 
-  /** Says once which server is used and where its key came from (never the key). */
+  /** Says once which server is used and where its key came from (never the key); a started one each time. */
   private async tell(found: FoundServer): Promise<void> {
-    const id = `${found.source} ${found.serverUrl}`;
+    if (found.source === 'started' || (await this.firstTime(`${found.source} ${found.serverUrl}`))) void vscode.window.showInformationMessage(foundWords(found));
+  }
+
+  /** Whether id was not told yet; it is told from now on (the last 20 kept). */
+  private async firstTime(id: string): Promise<boolean> {
     const told = this.context.globalState.get<string[]>(toldKey) ?? [];
-    if (found.source !== 'started' && told.includes(id)) return;
-    if (found.source !== 'started') await this.context.globalState.update(toldKey, [...told.slice(-19), id]);
-    void vscode.window.showInformationMessage(foundWords(found));
+    if (told.includes(id)) return false;
+    await this.context.globalState.update(toldKey, [...told.slice(-19), id]);
+    return true;
   }
 }
