@@ -3,10 +3,8 @@ package handlers
 import (
 	"context"
 	"net/http"
-	"net/url"
 
 	"github.com/oh-bridge/oh-bridge/conversation"
-	"github.com/oh-bridge/oh-bridge/rpc"
 )
 
 type listConversationsParams struct {
@@ -39,8 +37,8 @@ type listConversationsResult struct {
 // same conversations. Listing opens no conversation; openhands/connect
 // with a conversationId reopens one, its history replayed.
 func (h *Handlers) listConversations(ctx context.Context, p *listConversationsParams) (*listConversationsResult, error) {
-	if u, err := url.Parse(p.ServerURL); p.ServerURL == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, rpc.InvalidParams("serverUrl", "the OpenHands agent-server's http(s) URL, e.g. http://localhost:8000")
+	if err := checkServerURL(p.ServerURL); err != nil {
+		return nil, err
 	}
 	header := http.Header{}
 	for k, v := range p.Headers {

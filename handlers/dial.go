@@ -83,8 +83,8 @@ type connectResult struct {
 }
 
 func (h *Handlers) connect(ctx context.Context, p *connectParams) (*connectResult, error) {
-	if u, err := url.Parse(p.ServerURL); p.ServerURL == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, rpc.InvalidParams("serverUrl", "the OpenHands agent-server's http(s) URL, e.g. http://localhost:8000")
+	if err := checkServerURL(p.ServerURL); err != nil {
+		return nil, err
 	}
 	switch p.Protocol {
 	case "", "v1":
@@ -159,6 +159,14 @@ func (h *Handlers) connect(ctx context.Context, p *connectParams) (*connectResul
 	st := l.Status()
 	h.reportStatus(st)
 	return &connectResult{ConversationID: st.ConversationID, Status: st}, nil
+}
+
+// checkServerURL refuses a serverUrl that is not an http(s) URL with a host.
+func checkServerURL(s string) error {
+	if u, err := url.Parse(s); s == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return rpc.InvalidParams("serverUrl", "the OpenHands agent-server's http(s) URL, e.g. http://localhost:8000")
+	}
+	return nil
 }
 
 // ensureMCP is the MCP endpoint the agent-server's agent reaches its tools
