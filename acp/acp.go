@@ -18,6 +18,7 @@ import (
 	"sync"
 
 	"github.com/oh-bridge/oh-bridge/conversation"
+	"github.com/oh-bridge/oh-bridge/localserver"
 	"github.com/oh-bridge/oh-bridge/rpc"
 	"github.com/oh-bridge/oh-bridge/session"
 )
@@ -61,6 +62,10 @@ type Config struct {
 	// Local finds or starts an agent-server when Server names none; nil:
 	// only the configured one is used.
 	Local *Local
+	// Trust checks every connection to a server on this machine (the
+	// person's sockets, and those they confirmed); nil: the person's and
+	// root's only.
+	Trust *localserver.Trust
 }
 
 // Server serves one ACP connection.

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 
@@ -21,11 +19,9 @@ import (
 // then, on a prompt, the person is asked through the client's permission
 // question to start one.
 type Local struct {
-	// Find is localserver.Find's options (the config file's server).
+	// Find is localserver.Find's options (the config file's server, and
+	// the Trust that checks what is found).
 	Find localserver.Options
-	// ChoicesPath keeps the person's "always start it" (a small JSON
-	// file; "" keeps it for the connection only).
-	ChoicesPath string
 	// Log receives a started server's output (the ACP log).
 	Log io.Writer
 	// Ways lists how a server can be started here (localserver.Ways with
@@ -41,6 +37,10 @@ type localState struct {
 	srv     *AgentServer
 	started *localserver.Server
 	always  bool
+	// untrusted is a server found that is not the person's, to ask them
+	// about on a prompt; asked, once they were.
+	untrusted *localserver.UntrustedError
+	asked     bool
 }
 
 // agentServer is the server a session talks to: the configured one, else
@@ -66,6 +66,9 @@ func (a *Server) agentServer(ctx context.Context, find bool) (AgentServer, bool)
 	f, tried, err := localserver.Find(ctx, a.cfg.Local.Find)
 	for _, t := range tried {
 		a.log.Info("passed over an agent-server", "where", t.Source, "url", t.URL, "why", t.Why)
+		if t.Untrusted != nil && !t.Untrusted.Unknown && l.untrusted == nil {
+			l.untrusted = t.Untrusted
+		}
 	}
 	if err != nil {
 		return AgentServer{}, false
@@ -87,7 +90,7 @@ func (e *errNotStarted) Error() string { return e.why }
 // is, and starts it once they agree (or always agreed). The call's card
 // says how it went.
 func (a *Server) offerToStart(ctx context.Context, s *acpSession) (AgentServer, error) {
-	ways := localserver.Ways(nil, localserver.PythonHasAgentServer)
+	ways := localserver.Ways(localserver.SafeLookPath(s.sess.Roots()), localserver.PythonHasAgentServer)
 	if a.cfg.Local.Ways != nil {
 		ways = a.cfg.Local.Ways()
 	}
@@ -126,7 +129,7 @@ func (a *Server) offerToStart(ctx context.Context, s *acpSession) (AgentServer, 
 	if log == nil {
 		log = io.Discard
 	}
-	started, err := localserver.Start(ctx, way, localserver.StartOptions{Dir: s.sess.Roots()[0], Log: log, StateDir: a.cfg.Local.StateDir})
+	started, err := localserver.Start(ctx, way, localserver.StartOptions{Log: log, StateDir: a.cfg.Local.StateDir, Trust: a.cfg.Trust})
 	if err != nil {
 		finish("failed", err.Error())
 		return AgentServer{}, err
@@ -150,38 +153,84 @@ func (a *Server) offerToStart(ctx context.Context, s *acpSession) (AgentServer, 
 	return srv, nil
 }
 
-// choices is what ChoicesPath keeps.
-type choices struct {
-	AlwaysStartServer bool `json:"alwaysStartServer"`
+func (a *Server) choices() *localserver.Choices {
+	if a.cfg.Trust == nil {
+		return nil
+	}
+	return a.cfg.Trust.Choices
 }
 
 func (a *Server) alwaysStart() bool {
 	a.local.mu.Lock()
 	always := a.local.always
 	a.local.mu.Unlock()
-	if always || a.cfg.Local.ChoicesPath == "" {
-		return always
+	if always {
+		return true
 	}
-	data, err := os.ReadFile(a.cfg.Local.ChoicesPath)
-	var c choices
-	return err == nil && json.Unmarshal(data, &c) == nil && c.AlwaysStartServer
+	always, err := a.choices().AlwaysStart()
+	if err != nil {
+		a.log.Warn("the choices file is not used", "error", err)
+	}
+	return always
 }
 
 func (a *Server) rememberAlwaysStart() {
 	a.local.mu.Lock()
 	a.local.always = true
 	a.local.mu.Unlock()
-	p := a.cfg.Local.ChoicesPath
-	if p == "" {
-		return
+	if err := a.choices().SetAlwaysStart(); err != nil {
+		a.log.Warn("could not keep the choice to always start a server", "error", err)
 	}
-	data, _ := json.Marshal(choices{AlwaysStartServer: true})
-	if err := os.MkdirAll(filepath.Dir(p), 0o700); err == nil {
-		err = os.WriteFile(p, append(data, '\n'), 0o600)
-		if err != nil {
-			a.log.Warn("could not keep the choice to always start a server", "file", p, "error", err)
-		}
+}
+
+// offerToTrust asks the person, on a tool call of its own, whether to use
+// a server found on this machine that another user runs (u): who runs
+// it, its process and program. It is asked once a connection. ok is
+// false when they declined, or it is gone; the prompt then goes on to
+// start one of theirs.
+func (a *Server) offerToTrust(ctx context.Context, s *acpSession, u *localserver.UntrustedError) (AgentServer, bool, error) {
+	a.local.mu.Lock()
+	asked := a.local.asked
+	a.local.asked = true
+	a.local.mu.Unlock()
+	if asked || a.cfg.Trust == nil {
+		return AgentServer{}, false, nil
 	}
+	id := "trust-agent-server-" + randomID()
+	title := fmt.Sprintf("Use the agent-server on %s? It is run by %s, not by you", strings.TrimPrefix(u.URL, "http://"), u.Owner.Describe())
+	input, _ := json.Marshal(map[string]any{"serverUrl": u.URL, "owner": localserver.OwnerData(u.Owner)})
+	s.update(&updates.ToolCall{SessionUpdate: "tool_call", ToolCallID: id, Title: title, Kind: "other", Status: "pending", RawInput: input,
+		Content: []updates.ToolCallContent{{Type: "content", Content: &updates.ContentBlock{Type: "text", Text: "Your keys, and the tools of this workspace (its terminal and files), go to the server you use. " +
+			"Allow it only if you know this user's server is meant for you."}}}})
+	finish := func(status, text string) {
+		s.update(&updates.ToolCall{SessionUpdate: "tool_call_update", ToolCallID: id, Status: status,
+			Content: []updates.ToolCallContent{{Type: "content", Content: &updates.ContentBlock{Type: "text", Text: text}}}})
+	}
+	out, err := updates.AskPermission(ctx, a.peer.Call, session.PermissionRequest{Title: title, Kind: "other", RawInput: input}, id, s.sessionID(), "")
+	if err != nil {
+		finish("failed", "The question could not be asked: "+err.Error())
+		return AgentServer{}, false, err
+	}
+	switch out.OptionID {
+	case session.AllowAlways:
+		err = a.cfg.Trust.Confirm(u.URL, u.Owner.UID)
+	case session.AllowOnce:
+		err = a.cfg.Trust.ConfirmOnce(u.URL, u.Owner.UID)
+	default:
+		finish("failed", "Not used: you declined. Nothing was sent to it.")
+		return AgentServer{}, false, nil
+	}
+	if err != nil {
+		finish("failed", "Not used: "+err.Error())
+		return AgentServer{}, false, nil
+	}
+	srv, ok := a.agentServer(ctx, true)
+	if !ok {
+		finish("failed", "It did not answer as an agent-server once confirmed.")
+		return AgentServer{}, false, nil
+	}
+	finish("completed", "Using the agent-server at "+srv.URL+".")
+	return srv, true, nil
 }
 
 // stopLocal stops the server started for this connection.
@@ -214,9 +263,19 @@ func (a *Server) connectLate(ctx context.Context, s *acpSession) error {
 		if a.cfg.Local == nil {
 			return &errNotStarted{why: "no OpenHands agent-server is configured."}
 		}
+		a.local.mu.Lock()
+		u := a.local.untrusted
+		a.local.mu.Unlock()
 		var err error
-		if srv, err = a.offerToStart(ctx, s); err != nil {
-			return err
+		if u != nil {
+			if srv, ok, err = a.offerToTrust(ctx, s, u); err != nil {
+				return err
+			}
+		}
+		if !ok {
+			if srv, err = a.offerToStart(ctx, s); err != nil {
+				return err
+			}
 		}
 	}
 	conv, err := a.follow(ctx, s, srv, "")

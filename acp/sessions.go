@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -147,6 +148,7 @@ func (a *Server) listSessions(ctx context.Context, p *listSessionsParams) (any, 
 	page, err := conversation.List(ctx, conversation.ListOptions{
 		ServerURL:     srv.URL,
 		SessionAPIKey: srv.SessionAPIKey,
+		HTTPClient:    a.httpClient(),
 		WorkingDir:    p.Cwd,
 		Cursor:        p.Cursor,
 	})
@@ -262,6 +264,7 @@ func (a *Server) follow(ctx context.Context, s *acpSession, srv AgentServer, con
 		Session:            s.sess,
 		ServerURL:          srv.URL,
 		SessionAPIKey:      srv.SessionAPIKey,
+		HTTPClient:         a.httpClient(),
 		ConversationID:     conversationID,
 		LLM:                srv.LLM,
 		FallbackLLM:        localserver.FallbackLLM(a.log),
@@ -276,6 +279,10 @@ func (a *Server) follow(ctx context.Context, s *acpSession, srv AgentServer, con
 		Logger:             a.cfg.Logger,
 	})
 }
+
+// httpClient is the client for agent-servers: every connection to one on
+// this machine is checked to be the person's, or one they confirmed.
+func (a *Server) httpClient() *http.Client { return a.cfg.Trust.HTTPClient(30 * time.Second) }
 
 // link is the session's conversation, nil before it has one.
 func (s *acpSession) link() *conversation.Link {

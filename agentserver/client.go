@@ -7,11 +7,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/oh-bridge/oh-bridge/internal/sockowner"
 )
 
 // Client calls an agent-server's REST API.
@@ -30,9 +34,53 @@ func NewClient(serverURL, key string, header http.Header, hc *http.Client) (*Cli
 		return nil, fmt.Errorf("%q is not an http(s) URL of an OpenHands agent-server, e.g. http://127.0.0.1:8000", serverURL)
 	}
 	if hc == nil {
-		hc = &http.Client{Timeout: 30 * time.Second}
+		hc = DefaultHTTPClient()
 	}
 	return &Client{base: u, key: key, header: header.Clone(), hc: hc}, nil
+}
+
+// DefaultHTTPClient is the client of a Client given none: 30 s a request,
+// and no server on this machine's loopback is talked to unless the socket
+// that takes the connection is the person's (or root's): any user can
+// listen on a local port, and answer as an agent-server. A face that
+// trusts more (servers the person confirmed) passes its own client.
+func DefaultHTTPClient() *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.Proxy = nil
+	tr.DialContext = sockowner.CheckedDial(&net.Dialer{Timeout: 10 * time.Second}, personOrRoot, nil)
+	return &http.Client{Transport: tr, Timeout: 30 * time.Second}
+}
+
+func personOrRoot(o sockowner.Owner, remote netip.AddrPort) error {
+	if o.IsPersonOrRoot() {
+		return nil
+	}
+	return &UntrustedPeerError{Remote: remote.String(), Owner: o.Describe()}
+}
+
+// UntrustedPeerError: the socket on this machine that took the connection
+// is another user's.
+type UntrustedPeerError struct{ Remote, Owner string }
+
+func (e *UntrustedPeerError) Error() string {
+	return fmt.Sprintf("the server on %s is run by %s, not by you: it may be another user's program posing as an agent-server, so nothing is sent to it", e.Remote, e.Owner)
+}
+
+// Kind is "server_not_trusted".
+func (e *UntrustedPeerError) Kind() string { return "server_not_trusted" }
+
+// refusedByDial is the error a checked dial refused the connection with
+// (one with a kind of its own), so that it reaches the faces as itself
+// rather than as an unreachable server.
+func refusedByDial(err error) error {
+	var k interface {
+		error
+		Kind() string
+	}
+	if errors.As(err, &k) {
+		return k
+	}
+	return nil
 }
 
 // URL is the server's base URL.
@@ -173,6 +221,9 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		if refused := refusedByDial(err); refused != nil {
+			return refused
 		}
 		return &UnreachableError{URL: c.base.String(), Err: err}
 	}

@@ -26,10 +26,13 @@ func (c *Client) dialEvents(ctx context.Context, id, after string) (*websocket.C
 		q = url.Values{"resend_mode": {"since"}, "after_timestamp": {after}}
 	}
 	u.RawQuery = q.Encode()
-	conn, resp, err := websocket.Dial(ctx, u.String(), &websocket.DialOptions{HTTPHeader: c.header})
+	conn, resp, err := websocket.Dial(ctx, u.String(), &websocket.DialOptions{HTTPClient: c.hc, HTTPHeader: c.header})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
+		}
+		if refused := refusedByDial(err); refused != nil {
+			return nil, refused
 		}
 		if resp != nil {
 			switch resp.StatusCode {

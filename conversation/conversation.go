@@ -26,6 +26,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -47,15 +48,21 @@ type Endpoint struct {
 // Options configure Open.
 type Options struct {
 	Session *session.Session
-	// Where the agent-server is and how to reach it.
+	// Where the agent-server is and how to reach it. HTTPClient checks
+	// whom it connects to on this machine (localserver.Trust); nil is
+	// agentserver.DefaultHTTPClient's check, the person's sockets only.
 	ServerURL     string
 	SessionAPIKey string
 	Header        http.Header
+	HTTPClient    *http.Client
 	// ConversationID attaches to an existing conversation; without it a
 	// new one is created, with Task as its first message, an agent with
 	// LLM (and Agent's fields set), ConfirmationPolicy, working in
 	// WorkingDir.
-	ConversationID     string
+	ConversationID string
+	// ContinueFrom, for a new conversation, is an earlier one it goes on
+	// from: its history leads the first message (History), before Task.
+	ContinueFrom       string
 	Task               string
 	LLM, Agent         json.RawMessage
 	ConfirmationPolicy string
@@ -123,10 +130,19 @@ func Open(ctx context.Context, o Options) (*Link, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	if o.ContinueFrom != "" && o.ConversationID == "" {
+		task, err := continuation(ctx, o)
+		if err != nil {
+			l.Close(context.Background())
+			return nil, err
+		}
+		o.Task = task
+	}
 	conv, err := agentserver.Connect(ctx, agentserver.Options{
 		ServerURL:          o.ServerURL,
 		SessionAPIKey:      o.SessionAPIKey,
 		Header:             o.Header,
+		HTTPClient:         o.HTTPClient,
 		ConversationID:     o.ConversationID,
 		Task:               o.Task,
 		LLM:                o.LLM,
@@ -163,7 +179,7 @@ func Open(ctx context.Context, o Options) (*Link, error) {
 			if o.MCP == nil {
 				return errNoMCP
 			}
-			ep, err := serveNamed(ctx, conv, at, o.MCP)
+			ep, err := serveNamed(ctx, conv, at, o.Records, o.MCP)
 			if err != nil {
 				return err
 			}
@@ -200,6 +216,20 @@ func Open(ctx context.Context, o Options) (*Link, error) {
 		}
 	}
 	return l, nil
+}
+
+// continuation is the first message of a new conversation that goes on
+// from o.ContinueFrom.
+func continuation(ctx context.Context, o Options) (string, error) {
+	c, err := agentserver.NewClient(o.ServerURL, o.SessionAPIKey, o.Header, o.HTTPClient)
+	if err != nil {
+		return "", err
+	}
+	history, err := History(ctx, c, o.ContinueFrom)
+	if err != nil {
+		return "", fmt.Errorf("reading the history of conversation %s, to continue it: %w", o.ContinueFrom, err)
+	}
+	return continuationTask(o.ContinueFrom, history, o.Task), nil
 }
 
 func (l *Link) setEndpoint(ep Endpoint) {

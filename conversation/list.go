@@ -13,6 +13,8 @@ type ListOptions struct {
 	ServerURL     string
 	SessionAPIKey string
 	Header        http.Header
+	// HTTPClient: Options.HTTPClient.
+	HTTPClient *http.Client
 	// WorkingDir keeps only the conversations whose agent works there
 	// (their workspace's working_dir); "" keeps every one that names an
 	// absolute directory.
@@ -51,7 +53,7 @@ const (
 // Conversations another one owns (a sub-agent's) are part of their
 // parent's work and are not listed.
 func List(ctx context.Context, o ListOptions) (*ListPage, error) {
-	c, err := agentserver.NewClient(o.ServerURL, o.SessionAPIKey, o.Header, nil)
+	c, err := agentserver.NewClient(o.ServerURL, o.SessionAPIKey, o.Header, o.HTTPClient)
 	if err != nil {
 		return nil, err
 	}

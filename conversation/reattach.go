@@ -1,18 +1,24 @@
 package conversation
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"syscall"
+	"time"
 
 	"github.com/oh-bridge/oh-bridge/agentserver"
+	"github.com/oh-bridge/oh-bridge/internal/ownfile"
+	"github.com/oh-bridge/oh-bridge/internal/sockowner"
 )
 
 // Reattaching: a conversation's agent keeps the mcp_config it was created
@@ -82,9 +88,14 @@ func (e *EndpointUnknownError) Error() string {
 func (e *EndpointUnknownError) Kind() string { return "mcp_unavailable" }
 
 // named is the endpoint an attached conversation's agent names, with the
-// token the agent-server shows or, as it hides it, the one this machine's
-// bridge recorded when it created the conversation. ok is false when the
-// agent names no endpoint of a bridge.
+// token this machine's bridge recorded when it created the conversation.
+// ok is false when the agent names no endpoint of a bridge. Only an
+// endpoint this bridge made is served again: its record must be there,
+// the bridge's own file and shape, for this conversation and this URL;
+// and a token the agent-server shows must be the recorded one. A token
+// the bridge did not mint (a conversation made by hand, or by another
+// user's program, whose mcp_config names `Bearer x`) would otherwise
+// guard the person's shell.
 func named(conv *agentserver.ConversationInfo, records string) (ep Endpoint, ok bool, err error) {
 	named, ok := conv.BridgeMCP()
 	if !ok {
@@ -95,20 +106,64 @@ func named(conv *agentserver.ConversationInfo, records string) (ep Endpoint, ok 
 	if perr != nil || u.Scheme != "http" || (u.Hostname() != "127.0.0.1" && u.Hostname() != "localhost") || ep.Port() == 0 {
 		return ep, true, &EndpointUnknownError{ConversationID: conv.ID, URL: named.URL, Why: "that is not a bridge's endpoint on this machine (http://127.0.0.1:PORT/mcp)"}
 	}
-	if ep.Token == "" {
-		rec, rerr := readRecord(records, conv.ID)
-		if rerr != nil || rec.URL != ep.URL || rec.Token == "" {
-			return ep, true, &EndpointUnknownError{ConversationID: conv.ID, URL: named.URL,
-				Why: "its token is one the agent-server keeps secret and this machine has no record of (the conversation was created by a bridge of another user or machine, or by hand)"}
-		}
-		ep.Token = rec.Token
+	rec, rerr := readRecord(records, conv.ID)
+	switch {
+	case errors.Is(rerr, fs.ErrNotExist):
+		return ep, true, &EndpointUnknownError{ConversationID: conv.ID, URL: named.URL,
+			Why: "this machine has no record of making it (the conversation was created by a bridge of another user or machine, or by another program)"}
+	case rerr != nil:
+		return ep, true, &EndpointUnknownError{ConversationID: conv.ID, URL: named.URL, Why: "its record cannot be used: " + rerr.Error()}
+	case rec.URL != ep.URL:
+		return ep, true, &EndpointUnknownError{ConversationID: conv.ID, URL: named.URL, Why: "this bridge recorded another endpoint for it (" + rec.URL + ")"}
+	case ep.Token != "" && ep.Token != rec.Token:
+		return ep, true, &EndpointUnknownError{ConversationID: conv.ID, URL: named.URL,
+			Why: "the agent-server names a token this bridge did not make for it"}
+	case rec.Exposed != "":
+		return ep, true, &EndpointExposedError{ConversationID: conv.ID, URL: ep.URL, Port: ep.Port(), How: rec.Exposed}
 	}
+	ep.Token = rec.Token
 	return ep, true, nil
+}
+
+// EndpointExposedError: an attached conversation's agent reaches its tools
+// at a port that another user's program held while no bridge served it.
+// The agent sends its token with every call, so that program may know it:
+// the bridge does not serve that token again. The conversation can go on
+// only as a new one, with a new endpoint and token, that starts from its
+// history (Options.ContinueFrom).
+type EndpointExposedError struct {
+	ConversationID string
+	URL            string
+	Port           int
+	How            string // who held the port, and when it was seen
+}
+
+func (e *EndpointExposedError) Error() string {
+	return fmt.Sprintf("the agent of conversation %s reaches its tools at %s, and %s: the token its agent sends may be known to that program, "+
+		"so this bridge does not serve it again. Continue in a new conversation that starts from this one's history (its tools get a new endpoint and token)",
+		e.ConversationID, e.URL, e.How)
+}
+
+// Kind is "mcp_token_exposed".
+func (e *EndpointExposedError) Kind() string { return "mcp_token_exposed" }
+
+// Data names the conversation, for a face to offer its continuation.
+func (e *EndpointExposedError) Data() map[string]any {
+	return map[string]any{"conversationId": e.ConversationID, "url": e.URL, "port": e.Port, "canContinue": true}
 }
 
 // serveNamed has the face serve the session's tools where an attached
 // conversation's agent reaches them.
-func serveNamed(ctx context.Context, conv *agentserver.ConversationInfo, ep Endpoint, start func(context.Context, Listen) (Endpoint, error)) (Endpoint, error) {
+func serveNamed(ctx context.Context, conv *agentserver.ConversationInfo, ep Endpoint, records string, start func(context.Context, Listen) (Endpoint, error)) (Endpoint, error) {
+	// Another user's program on the port has had the agent's calls, and
+	// with them the token, since the bridge that served it went away.
+	if o, listening, err := sockowner.Listening(netip.MustParseAddr("127.0.0.1"), ep.Port()); err == nil && listening && !o.IsPersonOrRoot() {
+		how := fmt.Sprintf("port %d there is held by %s (seen %s), not by a bridge of yours", ep.Port(), o.Describe(), time.Now().UTC().Format(time.RFC3339))
+		if err := markExposed(records, conv.ID, how); err != nil {
+			return Endpoint{}, fmt.Errorf("%w (and the record could not say so: %v)", &EndpointExposedError{ConversationID: conv.ID, URL: ep.URL, Port: ep.Port(), How: how}, err)
+		}
+		return Endpoint{}, &EndpointExposedError{ConversationID: conv.ID, URL: ep.URL, Port: ep.Port(), How: how}
+	}
 	got, err := start(ctx, Listen{Port: ep.Port(), Token: ep.Token})
 	if err != nil {
 		if errors.Is(err, syscall.EADDRINUSE) {
@@ -125,15 +180,31 @@ func serveNamed(ctx context.Context, conv *agentserver.ConversationInfo, ep Endp
 	return got, nil
 }
 
-// The record of the endpoints of the conversations this bridge created,
-// for when the agent-server hides their tokens: one file a conversation,
-// <user cache dir>/oh-bridge/endpoints/<id>.json, mode 0600 in a 0700
-// directory.
+// The record of the endpoints of the conversations this bridge created:
+// one file a conversation, <user cache dir>/oh-bridge/endpoints/<id>.json,
+// mode 0600 in a 0700 directory, read and written as the bridge's own
+// files are (internal/ownfile). It is what proves an endpoint the
+// bridge's: a conversation whose agent names an endpoint with no record
+// is not served.
+
+// recordMark is the Bridge field of every record: a file without it is
+// not one.
+const recordMark = "oh-bridge endpoint record 1"
 
 type record struct {
-	URL   string `json:"url"`
-	Token string `json:"token"`
+	Bridge       string `json:"bridge"`
+	Conversation string `json:"conversation"`
+	URL          string `json:"url"`
+	Token        string `json:"token"`
+	// Exposed, once set, says how the token may have leaked (another
+	// user's program held the port): it is never served again.
+	Exposed string `json:"exposed,omitempty"`
 }
+
+// tokenShape is the shape of the tokens the bridge's endpoints make (32
+// random bytes, base64url): a record holding anything else was not
+// written by the bridge.
+var tokenShape = regexp.MustCompile(`^[A-Za-z0-9_-]{43}$`)
 
 // RecordsDir is where the endpoints are recorded by default.
 func RecordsDir() string {
@@ -156,32 +227,33 @@ func recordPath(dir, id string) (string, error) {
 	return filepath.Join(dir, id+".json"), nil
 }
 
+const recordsWhat = "the bridge's directory of endpoint records"
+
 func writeRecord(dir, id string, ep Endpoint) error {
-	path, err := recordPath(dir, id)
+	return putRecord(dir, record{Bridge: recordMark, Conversation: id, URL: ep.URL, Token: ep.Token})
+}
+
+func putRecord(dir string, r record) error {
+	path, err := recordPath(dir, r.Conversation)
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
+	if !tokenShape.MatchString(r.Token) {
+		return fmt.Errorf("the endpoint's token is not one the bridge makes; it is not recorded")
 	}
-	data, _ := json.Marshal(record{URL: ep.URL, Token: ep.Token})
-	f, err := os.CreateTemp(dir, ".record-*")
+	data, _ := json.Marshal(r)
+	return ownfile.Write(path, data, recordsWhat)
+}
+
+// markExposed keeps in a conversation's record that its token may have
+// leaked.
+func markExposed(dir, id, how string) error {
+	r, err := readRecord(dir, id)
 	if err != nil {
 		return err
 	}
-	defer os.Remove(f.Name())
-	if err := f.Chmod(0o600); err != nil {
-		f.Close()
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	r.Exposed = how
+	return putRecord(dir, r)
 }
 
 func readRecord(dir, id string) (record, error) {
@@ -190,14 +262,18 @@ func readRecord(dir, id string) (record, error) {
 	if err != nil {
 		return r, err
 	}
-	f, err := os.Open(path)
+	if err := ownfile.Dir(dir, recordsWhat); err != nil {
+		return r, err
+	}
+	data, err := ownfile.Read(path, ownfile.Options{What: "the endpoint record", Limit: 4096})
 	if err != nil {
 		return r, err
 	}
-	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() || st.Mode().Perm()&0o077 != 0 || st.Size() > 4096 {
-		return r, fmt.Errorf("%s is not a record this bridge wrote (a regular file of mode 0600)", path)
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil || r.Bridge != recordMark || r.Conversation != id || !tokenShape.MatchString(r.Token) {
+		return record{}, &ownfile.UnsafeError{Path: path, What: "the endpoint record", Why: "is not a record this bridge wrote for this conversation",
+			Fix: "remove it; the conversation's tools can then not be served again, start a new conversation"}
 	}
-	err = json.NewDecoder(f).Decode(&r)
-	return r, err
+	return r, nil
 }

@@ -2,9 +2,11 @@ package conversation
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/oh-bridge/oh-bridge/agentserver"
@@ -14,42 +16,48 @@ func attached(id, agent string) *agentserver.ConversationInfo {
 	return &agentserver.ConversationInfo{ID: id, Agent: json.RawMessage(agent)}
 }
 
-// TestNamedEndpoint: the token the agent-server shows, else the one this
-// machine's bridge recorded for the conversation; a hidden token without a
-// record, or an endpoint no bridge here serves, says so.
+// a token of the shape the bridge's endpoints make
+const minted = "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789_-abcde"
+
+func agentNaming(port, auth string) string {
+	return `{"mcp_config":{"oh-bridge":{"url":"http://127.0.0.1:` + port + `/mcp","headers":{"Authorization":"` + auth + `"}}}}`
+}
+
+// TestNamedEndpoint: an endpoint is served again only with the record this
+// bridge wrote for the conversation, the token it minted; a token the
+// agent-server shows must be that one.
 func TestNamedEndpoint(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "endpoints")
-	shown := `{"mcp_config":{"oh-bridge":{"url":"http://127.0.0.1:4711/mcp","headers":{"Authorization":"Bearer shown"}}}}`
-	hidden := `{"mcp_config":{"oh-bridge":{"url":"http://127.0.0.1:4711/mcp","headers":{"Authorization":"**********"}}}}`
+	hidden := agentNaming("4711", "**********")
+	shown := agentNaming("4711", "Bearer "+minted)
+	foreign := agentNaming("4711", "Bearer x")
 
-	ep, ok, err := named(attached("c1", shown), dir)
-	if err != nil || !ok || ep.Token != "shown" || ep.Port() != 4711 {
-		t.Fatalf("shown token: %+v %v %v", ep, ok, err)
+	if _, _, err := named(attached("c1", shown), dir); err == nil || !strings.Contains(err.Error(), "no record of making it") {
+		t.Fatalf("a shown token with no record was taken: %v", err)
 	}
-	if _, _, err := named(attached("c1", hidden), dir); err == nil || !strings.Contains(err.Error(), "no record") {
-		t.Fatalf("hidden token, no record: %v", err)
+	if err := writeRecord(dir, "c1", Endpoint{URL: "http://127.0.0.1:4711/mcp", Token: "x"}); err == nil {
+		t.Fatal("a token the bridge does not make was recorded")
 	}
-	if err := writeRecord(dir, "c1", Endpoint{URL: "http://127.0.0.1:4711/mcp", Token: "recorded"}); err != nil {
+	if err := writeRecord(dir, "c1", Endpoint{URL: "http://127.0.0.1:4711/mcp", Token: minted}); err != nil {
 		t.Fatal(err)
 	}
-	ep, ok, err = named(attached("c1", hidden), dir)
-	if err != nil || !ok || ep.Token != "recorded" {
-		t.Fatalf("hidden token, recorded: %+v %v %v", ep, ok, err)
+	for _, agent := range []string{hidden, shown} {
+		ep, ok, err := named(attached("c1", agent), dir)
+		if err != nil || !ok || ep.Token != minted || ep.Port() != 4711 {
+			t.Fatalf("recorded: %+v %v %v", ep, ok, err)
+		}
 	}
 	for path, mode := range map[string]os.FileMode{dir: 0o700, filepath.Join(dir, "c1.json"): 0o600} {
 		if st, err := os.Stat(path); err != nil || st.Mode().Perm() != mode {
 			t.Errorf("%s: mode %v, want %v (%v)", path, st.Mode().Perm(), mode, err)
 		}
 	}
-	// A record of another endpoint is not this one's.
-	other := strings.Replace(hidden, "4711", "4712", 1)
-	if _, _, err := named(attached("c1", other), dir); err == nil {
-		t.Fatal("a record for another URL gave its token")
+	var unknown *EndpointUnknownError
+	if _, _, err := named(attached("c1", foreign), dir); !errors.As(err, &unknown) || !strings.Contains(err.Error(), "did not make") {
+		t.Fatalf("a foreign token: %v", err)
 	}
-	// A record others can read is not trusted.
-	os.Chmod(filepath.Join(dir, "c1.json"), 0o644)
-	if _, _, err := named(attached("c1", hidden), dir); err == nil {
-		t.Fatal("a record of mode 0644 was read")
+	if _, _, err := named(attached("c1", agentNaming("4712", "**********")), dir); !errors.As(err, &unknown) {
+		t.Fatal("a record for another URL gave its token")
 	}
 	if _, _, err := named(attached("c2", `{"mcp_config":{"oh-bridge":{"url":"http://10.0.0.1:4711/mcp","headers":{"Authorization":"Bearer x"}}}}`), dir); err == nil {
 		t.Fatal("an endpoint on another host was taken as this bridge's")
@@ -57,7 +65,79 @@ func TestNamedEndpoint(t *testing.T) {
 	if _, ok, err := named(attached("c3", `{"mcp_config":{}}`), dir); ok || err != nil {
 		t.Fatalf("no bridge endpoint: %v %v", ok, err)
 	}
-	if err := writeRecord(dir, "../x", Endpoint{}); err == nil {
+	if err := writeRecord(dir, "../x", Endpoint{Token: minted}); err == nil {
 		t.Fatal("a conversation id with a path in it named a file")
 	}
+	// Once exposed, never served again.
+	if err := markExposed(dir, "c1", "port 4711 was held by user nobody"); err != nil {
+		t.Fatal(err)
+	}
+	var exposed *EndpointExposedError
+	if _, _, err := named(attached("c1", hidden), dir); !errors.As(err, &exposed) || exposed.Kind() != "mcp_token_exposed" {
+		t.Fatalf("an exposed endpoint: %v", err)
+	}
+}
+
+// TestRecordsPlanted: records that are not the bridge's own are refused at
+// once, whatever was planted in their place.
+func TestRecordsPlanted(t *testing.T) {
+	good := `{"bridge":"` + recordMark + `","conversation":"c1","url":"http://127.0.0.1:4711/mcp","token":"` + minted + `"}`
+	cases := []struct {
+		name  string
+		plant func(p string) error
+		root  bool
+	}{
+		{"a FIFO", func(p string) error { return syscall.Mkfifo(p, 0o600) }, false},
+		{"a link to /dev/zero", func(p string) error { return os.Symlink("/dev/zero", p) }, false},
+		{"readable by others", func(p string) error { return writeMode(p, good, 0o644) }, false},
+		{"writable by others", func(p string) error { return writeMode(p, good, 0o666) }, false},
+		{"not the bridge's shape", func(p string) error {
+			return writeMode(p, `{"url":"http://127.0.0.1:4711/mcp","token":"x"}`, 0o600)
+		}, false},
+		{"another conversation's", func(p string) error { return writeMode(p, strings.Replace(good, `"c1"`, `"c9"`, 1), 0o600) }, false},
+		{"another user's", func(p string) error {
+			if err := writeMode(p, good, 0o600); err != nil {
+				return err
+			}
+			return os.Chown(p, 65534, 65534)
+		}, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.root && os.Getuid() != 0 {
+				if os.Getenv("CI") != "" {
+					t.Fatal("needs root")
+				}
+				t.Skip("needs root")
+			}
+			dir := filepath.Join(t.TempDir(), "endpoints")
+			os.MkdirAll(dir, 0o700)
+			if err := c.plant(filepath.Join(dir, "c1.json")); err != nil {
+				t.Fatal(err)
+			}
+			_, _, err := named(attached("c1", agentNaming("4711", "**********")), dir)
+			var unknown *EndpointUnknownError
+			if !errors.As(err, &unknown) || !strings.Contains(err.Error(), "its record cannot be used") {
+				t.Fatalf("a planted record: %v", err)
+			}
+		})
+	}
+	// A records directory left open to others is tightened.
+	dir := filepath.Join(t.TempDir(), "endpoints")
+	os.MkdirAll(dir, 0o777)
+	os.Chmod(dir, 0o777)
+	writeMode(filepath.Join(dir, "c1.json"), good, 0o600)
+	if _, _, err := named(attached("c1", agentNaming("4711", "**********")), dir); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := os.Stat(dir); st.Mode().Perm() != 0o700 {
+		t.Errorf("the records directory is %04o, want tightened to 0700", st.Mode().Perm())
+	}
+}
+
+func writeMode(p, data string, mode os.FileMode) error {
+	if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
+		return err
+	}
+	return os.Chmod(p, mode)
 }

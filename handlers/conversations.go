@@ -48,6 +48,7 @@ func (h *Handlers) listConversations(ctx context.Context, p *listConversationsPa
 		ServerURL:     p.ServerURL,
 		SessionAPIKey: h.keyFor(p.ServerURL, p.SessionAPIKey),
 		Header:        header,
+		HTTPClient:    h.httpClient(),
 		WorkingDir:    h.Roots()[0],
 		Cursor:        p.Cursor,
 	})

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/oh-bridge/oh-bridge/agentserver"
 	"github.com/oh-bridge/oh-bridge/conversation"
@@ -64,12 +65,17 @@ func (h *Handlers) stopDial(ctx context.Context) {
 
 type connectParams struct {
 	// Protocol is "v1" (an agent-server), or empty; "v0" is retired.
-	Protocol       string            `json:"protocol"`
-	ServerURL      string            `json:"serverUrl"`
-	ConversationID string            `json:"conversationId"`
-	Task           string            `json:"task"`
-	SessionAPIKey  string            `json:"sessionApiKey"`
-	Headers        map[string]string `json:"headers"`
+	Protocol       string `json:"protocol"`
+	ServerURL      string `json:"serverUrl"`
+	ConversationID string `json:"conversationId"`
+	// ContinueFrom starts a new conversation that goes on from this
+	// earlier one: its history leads the first message. For a
+	// conversation whose tools cannot be served again
+	// (mcp_token_exposed).
+	ContinueFrom  string            `json:"continueFrom"`
+	Task          string            `json:"task"`
+	SessionAPIKey string            `json:"sessionApiKey"`
+	Headers       map[string]string `json:"headers"`
 	// The new agent's LLM, fields of its spec to set, and the
 	// conversation's confirmation policy kind.
 	LLM                json.RawMessage `json:"llm"`
@@ -127,7 +133,9 @@ func (h *Handlers) connect(ctx context.Context, p *connectParams) (*connectResul
 		ServerURL:          p.ServerURL,
 		SessionAPIKey:      h.keyFor(p.ServerURL, p.SessionAPIKey),
 		Header:             header,
+		HTTPClient:         h.httpClient(),
 		ConversationID:     p.ConversationID,
+		ContinueFrom:       p.ContinueFrom,
 		Task:               p.Task,
 		LLM:                p.LLM,
 		Agent:              p.Agent,
@@ -160,6 +168,10 @@ func (h *Handlers) connect(ctx context.Context, p *connectParams) (*connectResul
 	h.reportStatus(st)
 	return &connectResult{ConversationID: st.ConversationID, Status: st}, nil
 }
+
+// httpClient is the client for agent-servers: every connection to one on
+// this machine is checked to be the person's, or one they confirmed.
+func (h *Handlers) httpClient() *http.Client { return h.cfg.Trust.HTTPClient(30 * time.Second) }
 
 // checkServerURL refuses a serverUrl that is not an http(s) URL with a host.
 func checkServerURL(s string) error {

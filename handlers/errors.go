@@ -84,6 +84,8 @@ var codeOfKind = map[string]int64{
 	"not_connected":           codeOpenHandsConnection,
 	"server_not_found":        codeOpenHandsConnection,
 	"server_start_failed":     codeOpenHandsConnection,
+	"server_not_trusted":      codeOpenHandsConnection,
+	"mcp_token_exposed":       codeOpenHandsConnection,
 	"terminals_unsupported":   codeUnsupportedAction,
 	"unsupported_api_version": codeOpenHandsConnection,
 }

@@ -27,6 +27,10 @@ type Config struct {
 	// ServerConfig is what the bridge's config file says of the
 	// agent-server, for openhands/find_server.
 	ServerConfig localserver.Config
+	// Trust checks every connection to a server on this machine (the
+	// person's sockets, and those they confirmed with
+	// openhands/trust_server); nil: the person's and root's only.
+	Trust *localserver.Trust
 }
 
 // Conn is the connection as the handlers need it: the peer to notify or

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/oh-bridge/oh-bridge/internal/sockowner"
 	"github.com/oh-bridge/oh-bridge/localserver"
 	"github.com/oh-bridge/oh-bridge/rpc"
 )
@@ -49,10 +50,38 @@ type StartWay struct {
 	Description string `json:"description"`
 }
 
+// UntrustedServer is a server found on this machine that another user
+// runs: nothing was sent to it. The person may confirm it
+// (openhands/trust_server) after seeing who runs it.
+type UntrustedServer struct {
+	ServerURL string `json:"serverUrl"`
+	Source    string `json:"source"`
+	Owner     Owner  `json:"owner"`
+	// Description says it all in words: who runs it, why it is not used,
+	// how to trust it.
+	Description string `json:"description"`
+}
+
+// Owner is who runs a server on this machine.
+type Owner struct {
+	UID  int    `json:"uid"`
+	User string `json:"user"`
+	// PID, Program and Command are set when the process can be seen.
+	PID     int    `json:"pid,omitempty"`
+	Program string `json:"program,omitempty"`
+	Command string `json:"command,omitempty"`
+	// Description names it in words ("user nobody (uid 65534), process
+	// 4242 (python3 -m …)").
+	Description string `json:"description"`
+}
+
 type findServerResult struct {
 	// Found is the server to use, when one answered.
 	Found *FoundServer  `json:"found,omitempty"`
 	Tried []TriedServer `json:"tried"`
+	// Untrusted are servers found that other users run, which were asked
+	// nothing: each may be confirmed with openhands/trust_server.
+	Untrusted []UntrustedServer `json:"untrusted"`
 	// Ways are how one can be started here, best first, when none was
 	// found; none means the person must install it.
 	Ways []StartWay `json:"ways"`
@@ -80,12 +109,15 @@ func (h *Handlers) local() *localState {
 func (h *Handlers) findServer(ctx context.Context, _ *noParams) (*findServerResult, error) {
 	l := h.local()
 	if s := l.running(); s != nil {
-		return &findServerResult{Found: foundOf(&s.Found), Tried: []TriedServer{}, Ways: []StartWay{}}, nil
+		return &findServerResult{Found: foundOf(&s.Found), Tried: []TriedServer{}, Untrusted: []UntrustedServer{}, Ways: []StartWay{}}, nil
 	}
-	found, tried, err := localserver.Find(ctx, localserver.Options{Config: h.cfg.ServerConfig})
-	out := &findServerResult{Tried: make([]TriedServer, 0, len(tried)), Ways: []StartWay{}}
+	found, tried, err := localserver.Find(ctx, localserver.Options{Config: h.cfg.ServerConfig, Trust: h.cfg.Trust})
+	out := &findServerResult{Tried: make([]TriedServer, 0, len(tried)), Untrusted: []UntrustedServer{}, Ways: []StartWay{}}
 	for _, t := range tried {
 		out.Tried = append(out.Tried, TriedServer{Source: string(t.Source), ServerURL: t.URL, Why: t.Why})
+		if u := t.Untrusted; u != nil && !u.Unknown {
+			out.Untrusted = append(out.Untrusted, UntrustedServer{ServerURL: u.URL, Source: string(t.Source), Owner: ownerOf(u.Owner), Description: u.Error()})
+		}
 	}
 	if err == nil {
 		l.remember(found.URL, found.SessionAPIKey)
@@ -96,13 +128,58 @@ func (h *Handlers) findServer(ctx context.Context, _ *noParams) (*findServerResu
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	for _, w := range localserver.Ways(nil, localserver.PythonHasAgentServer) {
+	for _, w := range h.ways() {
 		out.Ways = append(out.Ways, StartWay{Kind: w.Kind, Command: strings.Join(w.Command(0), " "), Description: w.Describe()})
 	}
 	if len(out.Ways) == 0 {
 		out.Install = installHint
 	}
 	return out, nil
+}
+
+// ways are how a server can be started here: programs found on PATH,
+// never in the workspace.
+func (h *Handlers) ways() []localserver.Way {
+	return localserver.Ways(localserver.SafeLookPath(h.Roots()), localserver.PythonHasAgentServer)
+}
+
+func ownerOf(o sockowner.Owner) Owner {
+	return Owner{UID: o.UID, User: o.UserName(), PID: o.PID, Program: o.Program, Command: o.Command, Description: o.Describe()}
+}
+
+type trustServerParams struct {
+	// ServerURL is an untrusted server openhands/find_server named.
+	ServerURL string `json:"serverUrl"`
+	// UID is the owner the person was shown: if another user holds the
+	// port now, nothing is confirmed.
+	UID int `json:"uid"`
+	// Always keeps the confirmation in the bridge's choices file;
+	// otherwise it lasts as long as this connection.
+	Always bool `json:"always"`
+}
+
+// trustServer confirms, for the person, a server on this machine that
+// another user runs, then looks for a server again: the confirmed one is
+// found if it answers.
+func (h *Handlers) trustServer(ctx context.Context, p *trustServerParams) (*findServerResult, error) {
+	if err := checkServerURL(p.ServerURL); err != nil {
+		return nil, err
+	}
+	trust := h.cfg.Trust
+	if trust == nil {
+		return nil, rpc.NewError(rpc.CodeInvalidRequest, "this bridge keeps no confirmations of other users' servers", nil)
+	}
+	var err error
+	if p.Always {
+		err = trust.Confirm(p.ServerURL, p.UID)
+	} else {
+		err = trust.ConfirmOnce(p.ServerURL, p.UID)
+	}
+	if err != nil {
+		return nil, rpc.InvalidParams("serverUrl", err.Error())
+	}
+	h.log.Info("the person confirmed another user's agent-server", "url", p.ServerURL, "uid", p.UID, "always", p.Always)
+	return h.findServer(ctx, nil)
 }
 
 func foundOf(f *localserver.Found) *FoundServer {
@@ -125,7 +202,7 @@ func (h *Handlers) startServer(ctx context.Context, p *startServerParams) (*Foun
 		return foundOf(&s.Found), nil
 	}
 	var way *localserver.Way
-	for _, w := range localserver.Ways(nil, localserver.PythonHasAgentServer) {
+	for _, w := range h.ways() {
 		if w.Kind == p.Kind {
 			way = &w
 			break
@@ -135,7 +212,7 @@ func (h *Handlers) startServer(ctx context.Context, p *startServerParams) (*Foun
 		return nil, rpc.InvalidParams("kind", "a way openhands/find_server offered (installed, uvx or docker) that is there: "+installHint)
 	}
 	h.log.Info("starting an agent-server", "how", way.Describe(), "command", strings.Join(way.Command(0), " "))
-	s, err := localserver.Start(ctx, *way, localserver.StartOptions{Dir: h.Roots()[0], Log: serverOutput{h}})
+	s, err := localserver.Start(ctx, *way, localserver.StartOptions{Log: serverOutput{h}, Trust: h.cfg.Trust})
 	if err != nil {
 		return nil, err
 	}

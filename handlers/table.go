@@ -84,6 +84,7 @@ func (h *Handlers) Methods() map[string]rpc.Method {
 		"openhands/list_conversations": {Class: rpc.Concurrent, Handle: handle(h.listConversations)},
 		"openhands/find_server":        {Class: rpc.Concurrent, Handle: handle(h.findServer)},
 		"openhands/start_server":       {Class: rpc.Concurrent, Handle: handle(h.startServer)},
+		"openhands/trust_server":       {Class: rpc.Concurrent, Handle: handle(h.trustServer)},
 
 		"mcp/start":  {Class: rpc.Concurrent, Handle: handle(h.mcpStart)},
 		"mcp/stop":   {Class: rpc.Concurrent, Handle: handle(h.mcpStop)},

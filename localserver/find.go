@@ -7,9 +7,11 @@
 // network connection, and the bridge makes none before the person asks.
 //
 // Keys are read from files another program wrote (Agent Canvas's key
-// file): they are read like the agent's files, beneath their directory,
-// only if regular, without blocking, and small. A key is never logged or
-// put in a message: Found.Describe names where it came from.
+// file) as the bridge reads its own (internal/ownfile): only if regular,
+// without blocking, small, and the person's. A key is never logged or put
+// in a message: Found.Describe names where it came from. Nothing is sent
+// to a server on this machine before its socket proves to be the
+// person's (trust.go).
 package localserver
 
 import (
@@ -23,7 +25,7 @@ import (
 	"time"
 
 	"github.com/oh-bridge/oh-bridge/agentserver"
-	"github.com/oh-bridge/oh-bridge/workspace"
+	"github.com/oh-bridge/oh-bridge/internal/ownfile"
 )
 
 // Source is where a server was found.
@@ -72,9 +74,9 @@ type Options struct {
 	// Home is the person's home directory (os.UserHomeDir).
 	Home   string
 	Config Config
-	// HTTPClient probes the servers; its timeout bounds each probe
-	// (ProbeTimeout when nil).
-	HTTPClient *http.Client
+	// Trust says which servers on this machine's ports are the person's
+	// (nil: the person's and root's only).
+	Trust *Trust
 	// CanvasURLs and DefaultURL replace Agent Canvas's ingress and
 	// agent-server and the default port's URL (tests).
 	CanvasURLs []string
@@ -121,6 +123,9 @@ type Tried struct {
 	Source Source
 	URL    string
 	Why    string
+	// Untrusted is set when a server listens there that is not the
+	// person's: who runs it, for the person to confirm or not.
+	Untrusted *UntrustedError
 }
 
 // NotFoundError is Find's answer when no place had a server: it lists
@@ -156,9 +161,16 @@ type candidate struct {
 // Find looks for a running agent-server, in order: the environment
 // (OH_BRIDGE_SERVER_URL, OH_BRIDGE_SESSION_API_KEY), the bridge's config
 // file, Agent Canvas's local stack with its key file, and an agent-server
-// on the default port. Each must answer GET /server_info with a version
-// the bridge speaks and accept its key (a listing of conversations) before
-// it is trusted. It returns the first that does, and what it passed over.
+// on the default port. A server on this machine is asked nothing until
+// the socket listening there proves to be the person's (Trust.Check): one
+// of another user's is passed over with who runs it (Tried.Untrusted),
+// and nothing is sent to it. Each key goes only to the server it was
+// given for: the environment's key to the environment's URL, the config
+// file's to the config file's, Agent Canvas's to Agent Canvas's ports;
+// the default port gets none. A server must then answer GET /server_info
+// with a version the bridge speaks and accept its key (a listing of
+// conversations). Find returns the first that does, and what it passed
+// over.
 func Find(ctx context.Context, o Options) (*Found, []Tried, error) {
 	getenv := o.Getenv
 	if getenv == nil {
@@ -168,21 +180,15 @@ func Find(ctx context.Context, o Options) (*Found, []Tried, error) {
 	if home == "" {
 		home, _ = os.UserHomeDir()
 	}
-	hc := o.HTTPClient
-	if hc == nil {
-		hc = &http.Client{Timeout: ProbeTimeout}
-	}
+	hc := o.Trust.HTTPClient(ProbeTimeout)
 	envKey := getenv("OH_BRIDGE_SESSION_API_KEY")
 	var cands []candidate
 	if u := getenv("OH_BRIDGE_SERVER_URL"); u != "" {
 		cands = append(cands, candidate{source: FromEnvironment, url: u, key: envKey, from: fromIf(envKey, "OH_BRIDGE_SESSION_API_KEY")})
 	}
 	if o.Config.ServerURL != "" {
-		key, from := o.Config.SessionAPIKey, fromIf(o.Config.SessionAPIKey, "the config file "+o.Config.Path)
-		if envKey != "" {
-			key, from = envKey, "OH_BRIDGE_SESSION_API_KEY"
-		}
-		cands = append(cands, candidate{source: FromConfig, url: o.Config.ServerURL, key: key, from: from})
+		cands = append(cands, candidate{source: FromConfig, url: o.Config.ServerURL, key: o.Config.SessionAPIKey,
+			from: fromIf(o.Config.SessionAPIKey, "the config file "+o.Config.Path)})
 	}
 	canvas := canvasKey(getenv, home)
 	canvasURLs := o.CanvasURLs
@@ -196,7 +202,7 @@ func Find(ctx context.Context, o Options) (*Found, []Tried, error) {
 	if defaultURL == "" {
 		defaultURL = DefaultURL
 	}
-	cands = append(cands, candidate{source: FromDefaultPort, url: defaultURL, key: envKey, from: fromIf(envKey, "OH_BRIDGE_SESSION_API_KEY")})
+	cands = append(cands, candidate{source: FromDefaultPort, url: defaultURL})
 	var tried []Tried
 	seen := map[string]bool{}
 	for _, c := range cands {
@@ -209,6 +215,16 @@ func Find(ctx context.Context, o Options) (*Found, []Tried, error) {
 			continue
 		}
 		seen[id] = true
+		if _, err := o.Trust.Check(c.url); err != nil {
+			t := Tried{Source: c.source, URL: c.url, Why: err.Error()}
+			var ue *UntrustedError
+			if errors.As(err, &ue) {
+				ue.Source = c.source
+				t.Untrusted = ue
+			}
+			tried = append(tried, t)
+			continue
+		}
 		version, err := Probe(ctx, hc, c.url, c.key)
 		if err == nil {
 			return &Found{URL: strings.TrimRight(c.url, "/"), SessionAPIKey: c.key, Source: c.source, KeySource: c.from, Version: version}, tried, nil
@@ -216,16 +232,29 @@ func Find(ctx context.Context, o Options) (*Found, []Tried, error) {
 		if ctx.Err() != nil {
 			return nil, tried, ctx.Err()
 		}
-		why := err.Error()
-		var ke *agentserver.APIKeyError
-		if errors.As(err, &ke) && c.keyErr != nil {
-			why = fmt.Sprintf("it needs a session key, and the key file could not be read: %v", c.keyErr)
-		} else if errors.As(err, &ke) && c.key == "" {
-			why = "it needs a session key: set OH_BRIDGE_SESSION_API_KEY (the server's OH_SESSION_API_KEYS_0)"
-		}
-		tried = append(tried, Tried{Source: c.source, URL: c.url, Why: why})
+		tried = append(tried, Tried{Source: c.source, URL: c.url, Why: c.why(err)})
 	}
 	return nil, tried, &NotFoundError{Tried: tried}
+}
+
+// why says why a server that answered was not taken.
+func (c candidate) why(err error) string {
+	var ke *agentserver.APIKeyError
+	if !errors.As(err, &ke) {
+		return err.Error()
+	}
+	switch {
+	case c.keyErr != nil:
+		return fmt.Sprintf("it needs a session key, and the key file could not be read: %v", c.keyErr)
+	case c.source == FromDefaultPort:
+		return "it needs a session key, and none is sent to a server merely found on the default port: name it with OH_BRIDGE_SERVER_URL=" +
+			strings.TrimRight(c.url, "/") + " and its key in OH_BRIDGE_SESSION_API_KEY (the server's OH_SESSION_API_KEYS_0)"
+	case c.source == FromConfig && c.key == "":
+		return "it needs a session key: put it in the config file as sessionApiKey (OH_BRIDGE_SESSION_API_KEY goes only to OH_BRIDGE_SERVER_URL)"
+	case c.key == "":
+		return "it needs a session key: set OH_BRIDGE_SESSION_API_KEY (the server's OH_SESSION_API_KEYS_0)"
+	}
+	return err.Error()
 }
 
 func fromIf(key, from string) string {
@@ -264,12 +293,12 @@ func canvasKey(getenv func(string) string, home string) keyed {
 	return keyed{key: key, from: path}
 }
 
-// ReadKeyFile reads a session key from a file another program wrote: the
-// regular file itself, beneath its directory (a symlink that leads out of
-// it is refused), without blocking, a few KiB at most; the key is its
-// first line, trimmed.
+// ReadKeyFile reads a session key from a file another program of the
+// person's wrote: a regular file, not a link, read without blocking, a few
+// KiB at most, owned by the person and writable by no one else
+// (ownfile); the key is its first line, trimmed.
 func ReadKeyFile(path string) (string, error) {
-	data, err := workspace.ReadFileBeneath(filepath.Dir(path), filepath.Base(path), keyFileLimit)
+	data, err := ownfile.Read(path, ownfile.Options{What: "the key file", Limit: keyFileLimit, OthersMayRead: true})
 	if err != nil {
 		return "", err
 	}

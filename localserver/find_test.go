@@ -93,8 +93,8 @@ func TestFindOrder(t *testing.T) {
 			var got []localserver.Source
 			for _, tr := range tried {
 				got = append(got, tr.Source)
-				if tr.Why == "" || !strings.Contains(tr.Why, "connection refused") {
-					t.Errorf("passed over %+v: want why it was (connection refused)", tr)
+				if tr.Why == "" || !strings.Contains(tr.Why, "nothing listens on") {
+					t.Errorf("passed over %+v: want why it was (nothing listens there)", tr)
 				}
 			}
 			if len(got) != len(c.triedKeys) || (len(got) > 0 && got[0] != c.triedKeys[0]) {
@@ -135,7 +135,7 @@ func TestFindKeySources(t *testing.T) {
 	if !errors.As(err, &nf) || len(tried) != 2 {
 		t.Fatalf("a wrong key: %v, tried %+v", err, tried)
 	}
-	if !strings.Contains(tried[0].Why, "refused the session API key") || !strings.Contains(tried[1].Why, "it needs a session key: set OH_BRIDGE_SESSION_API_KEY") {
+	if !strings.Contains(tried[0].Why, "refused the session API key") || !strings.Contains(tried[1].Why, "none is sent to a server merely found on the default port: name it with OH_BRIDGE_SERVER_URL=") {
 		t.Errorf("why: %+v", tried)
 	}
 	if msg := err.Error(); strings.Contains(msg, "sekrit") || !strings.Contains(msg, "start one") {
@@ -155,11 +155,12 @@ func TestFindBadKeyFiles(t *testing.T) {
 	shellplant.Run(t, outside, "printf 'sekrit-outside\\n' > key.txt")
 	cases := []struct{ name, plant, why string }{
 		{"a FIFO", "mkfifo api-key.txt", "FIFO"},
-		{"a symlink out of its directory", "ln -s " + outside + "/key.txt api-key.txt", "outside"},
+		{"a symlink", "ln -s " + outside + "/key.txt api-key.txt", "is a symbolic link"},
 		{"a directory", "mkdir api-key.txt", "directory"},
 		{"an empty file", ": > api-key.txt", "holds no key"},
-		{"a huge file", "head -c 100000 /dev/zero | tr '\\0' k > api-key.txt", "too large"},
-		{"a device", "ln -s /dev/zero api-key.txt", "outside"},
+		{"a huge file", "head -c 100000 /dev/zero | tr '\\0' k > api-key.txt", "over the 4096"},
+		{"a device", "ln -s /dev/zero api-key.txt", "is a symbolic link"},
+		{"writable by others", "printf 'sekrit-outside\\n' > api-key.txt && chmod 666 api-key.txt", "writable by other users (mode 0666)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/oh-bridge/oh-bridge/workspace"
+	"github.com/oh-bridge/oh-bridge/internal/ownfile"
 )
 
 // The person's own OpenHands settings, for a new conversation's LLM when
@@ -27,8 +27,8 @@ import (
 //     agent_settings) and its key encrypted: that one is read through the
 //     server (agentserver.Client.StoredLLM), never here.
 //
-// The files are read like a key file: beneath their directory, regular,
-// non-blocking, capped. A key found here goes to the agent-server with the
+// The files are read like a key file (ownfile): regular, not a link,
+// non-blocking, capped, the person's and writable by no one else. A key found here goes to the agent-server with the
 // conversation, as one typed in the editor would; it is never logged.
 
 // settingsLimit caps a settings file: an agent spec is a few KiB.
@@ -60,7 +60,7 @@ func UserLLM(getenv func(string) string, home string) (llm json.RawMessage, sour
 		{"settings.json", "the OpenHands app's settings", appLLM},
 	} {
 		path := filepath.Join(cliDir, p.name)
-		data, err := workspace.ReadFileBeneath(cliDir, p.name, settingsLimit)
+		data, err := ownfile.Read(path, ownfile.Options{What: p.words + " file", Limit: settingsLimit, OthersMayRead: true})
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}

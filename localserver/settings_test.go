@@ -46,7 +46,7 @@ func TestUserLLM(t *testing.T) {
 		{name: "not JSON", files: map[string]string{"agent_settings.json": `{"llm": `}, skipped: "not the JSON of an OpenHands agent"},
 		{name: "a wrong shape", files: map[string]string{"settings.json": `{"llm_model": 7}`}, skipped: "is not a string"},
 		{name: "a FIFO", plant: "mkfifo agent_settings.json", skipped: "FIFO"},
-		{name: "a symlink out of its directory", plant: "ln -s " + outside + "/agent_settings.json agent_settings.json", skipped: "outside"},
+		{name: "a symlink", plant: "ln -s " + outside + "/agent_settings.json agent_settings.json", skipped: "is a symbolic link"},
 		{name: "a directory", plant: "mkdir agent_settings.json", skipped: "directory"},
 		{name: "OPENHANDS_PERSISTENCE_DIR", env: map[string]string{"OPENHANDS_PERSISTENCE_DIR": outside},
 			want: `{"api_key":"sk-cli","base_url":"https://llm.example","model":"anthropic/claude-sonnet-4-5"}`, source: filepath.Join(outside, "agent_settings.json")},

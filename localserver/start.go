@@ -9,14 +9,18 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/oh-bridge/oh-bridge/internal/ownfile"
+	"github.com/oh-bridge/oh-bridge/internal/sockowner"
 )
 
 // AgentServerVersion is the agent-server the bridge starts through uvx or
@@ -58,19 +62,66 @@ func (w Way) Describe() string {
 	}
 }
 
-// LookPath finds a program (exec.LookPath).
+// LookPath finds a program.
 type LookPath func(string) (string, error)
+
+// SafeLookPath finds a program on PATH as exec.LookPath does, but never in
+// a relative entry of PATH ("", ".", "bin": they name the current
+// directory's files) nor in one inside a workspace root (a project's
+// node_modules/.bin or bin put on PATH by the person's shell): a program
+// found there is the workspace's, and a cloned repository could carry an
+// `agent-server` or a `uvx` of its own.
+func SafeLookPath(roots []string) LookPath {
+	return func(name string) (string, error) {
+		for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+			if !filepath.IsAbs(dir) || insideAny(dir, roots) {
+				continue
+			}
+			p := filepath.Join(dir, name)
+			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
+				if insideAny(p, roots) { // a link into the workspace
+					continue
+				}
+				return p, nil
+			}
+		}
+		return "", &exec.Error{Name: name, Err: exec.ErrNotFound}
+	}
+}
+
+// insideAny says whether path, its links resolved, is one of roots or
+// under one.
+func insideAny(path string, roots []string) bool {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		real = filepath.Clean(path)
+	}
+	for _, r := range roots {
+		rr, err := filepath.EvalSymlinks(r)
+		if err != nil {
+			rr = filepath.Clean(r)
+		}
+		if rel, err := filepath.Rel(rr, real); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
+}
 
 // Ways lists how an agent-server can be started here, best first: an
 // installed one (the openhands-agent-server package's `agent-server`
 // script, or its module under python3), then uvx with the package, then
-// Docker with OpenHands' image. Sources: openhands-agent-server
-// pyproject.toml [project.scripts] agent-server; __main__.py (--host,
-// --port, default 8000); agent-canvas 1.20.0 scripts/dev-safe.mjs (the
-// uvx command); config/defaults.json (images.agentServer).
+// Docker with OpenHands' image. look finds the programs (SafeLookPath(nil)
+// when nil). Python runs isolated (-I: neither the current directory nor
+// PYTHON* variables reach its module path), so an `openhands/` package in
+// a workspace cannot stand in for the real one. Sources:
+// openhands-agent-server pyproject.toml [project.scripts] agent-server;
+// __main__.py (--host, --port, default 8000); agent-canvas 1.20.0
+// scripts/dev-safe.mjs (the uvx command); config/defaults.json
+// (images.agentServer).
 func Ways(look LookPath, pythonHasModule func(python string) bool) []Way {
 	if look == nil {
-		look = exec.LookPath
+		look = SafeLookPath(nil)
 	}
 	var ways []Way
 	for _, name := range []string{"agent-server", "openhands-agent-server"} {
@@ -81,7 +132,7 @@ func Ways(look LookPath, pythonHasModule func(python string) bool) []Way {
 	}
 	if len(ways) == 0 {
 		if py, err := look("python3"); err == nil && pythonHasModule != nil && pythonHasModule(py) {
-			ways = append(ways, Way{Kind: "installed", Program: py, Args: []string{"-m", "openhands.agent_server"}, Source: "python -m openhands.agent_server"})
+			ways = append(ways, Way{Kind: "installed", Program: py, Args: []string{"-I", "-m", "openhands.agent_server"}, Source: "python -I -m openhands.agent_server"})
 		}
 	}
 	if p, err := look("uvx"); err == nil {
@@ -105,19 +156,24 @@ func Ways(look LookPath, pythonHasModule func(python string) bool) []Way {
 }
 
 // PythonHasAgentServer says whether python can import
-// openhands.agent_server.
+// openhands.agent_server: run isolated (-I) from the root directory, so
+// that no module of the bridge's working directory or of a workspace is
+// imported, or run, in its place.
 func PythonHasAgentServer(python string) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return exec.CommandContext(ctx, python, "-c", "import openhands.agent_server").Run() == nil
+	cmd := exec.CommandContext(ctx, python, "-I", "-c", "import openhands.agent_server")
+	cmd.Dir = string(filepath.Separator)
+	return cmd.Run() == nil
 }
 
 // StartOptions say how to start a server.
 type StartOptions struct {
 	// Port to listen on; 0 picks a free one.
 	Port int
-	// Dir is the server's working directory (its conversations are
-	// stored under it unless configured otherwise).
+	// Dir is the server's working directory; the state directory when
+	// "". Never a workspace root: the agent-server reads its config file,
+	// and browser-use a .env, relative to it, and uvx a uv.toml there.
 	Dir string
 	// Log receives the server's output.
 	Log io.Writer
@@ -128,6 +184,9 @@ type StartOptions struct {
 	// Timeout bounds the start (uvx may first download the package);
 	// StartTimeout when zero.
 	Timeout time.Duration
+	// Trust checks each connection to the server (nil: the person's and
+	// root's sockets only).
+	Trust *Trust
 }
 
 // StartTimeout is how long a start may take: uvx fetches the package and
@@ -183,15 +242,18 @@ func Start(ctx context.Context, w Way, o StartOptions) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	state, env, err := stateEnv(o.StateDir)
+	if err != nil {
+		return nil, &StartError{Way: w, Reason: err.Error()}
+	}
+	if o.Dir == "" {
+		o.Dir = state
+	}
 	args := append(append([]string{}, w.Args...), w.hostPort(port)...)
 	cmd := exec.Command(w.Program, args...)
 	cmd.Dir = o.Dir
 	cmd.Env = append(os.Environ(), "OH_SESSION_API_KEYS_0="+key)
 	if w.Kind != "docker" {
-		env, err := stateEnv(o.StateDir)
-		if err != nil {
-			return nil, &StartError{Way: w, Reason: err.Error()}
-		}
 		cmd.Env = append(cmd.Env, env...)
 	}
 	tail := &tailBuffer{max: 4096}
@@ -210,16 +272,25 @@ func Start(ctx context.Context, w Way, o StartOptions) (*Server, error) {
 
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	hc := &http.Client{Timeout: ProbeTimeout}
+	hc := o.Trust.HTTPClient(ProbeTimeout)
 	// A starting server is asked until it answers: it says nothing else
-	// when it is ready.
+	// when it is ready. Its key goes only to the process it started: the
+	// port was free when picked, and another program may have taken it
+	// before the server listened.
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		v, err := Probe(ctx, hc, s.URL, key)
-		if err == nil {
-			s.Version = v
-			return s, nil
+		listening, err := s.ownsPort(port)
+		if err != nil {
+			s.Stop()
+			return nil, &StartError{Way: w, Reason: err.Error(), Tail: tail.String()}
+		}
+		if listening {
+			v, err := Probe(ctx, hc, s.URL, key)
+			if err == nil {
+				s.Version = v
+				return s, nil
+			}
 		}
 		select {
 		case <-s.done:
@@ -234,6 +305,26 @@ func Start(ctx context.Context, w Way, o StartOptions) (*Server, error) {
 		case <-tick.C:
 		}
 	}
+}
+
+// ownsPort says whether the server the bridge started is what listens on
+// port: a descendant of the bridge's process (uvx's Python child, the
+// server itself), or for Docker, a process of the person's or root's
+// (the container's, which the Docker daemon starts). False with no error
+// while nothing listens yet; an error when something else took the port.
+func (s *Server) ownsPort(port int) (bool, error) {
+	o, listening, err := sockowner.Listening(netip.MustParseAddr("127.0.0.1"), port)
+	switch {
+	case err != nil:
+		return true, nil // this system cannot tell: the probe's answer decides
+	case !listening:
+		return false, nil
+	case o.PID > 0 && sockowner.DescendsFrom(o.PID, os.Getpid()):
+		return true, nil
+	case s.Way.Kind == "docker" && o.IsPersonOrRoot():
+		return true, nil
+	}
+	return false, fmt.Errorf("port %d, picked free for it, was taken before it listened by %s: nothing was sent there; start it again", port, o.Describe())
 }
 
 // PID is the server's process id (its process group's).
@@ -325,45 +416,57 @@ func StateDir() (string, error) {
 // there (0600). Without a lasting secret the server would encrypt with its
 // session key, new at each start, and could not read what it stored
 // before: a reopened conversation's LLM key among it.
-func stateEnv(dir string) ([]string, error) {
+func stateEnv(dir string) (string, []string, error) {
 	if dir == "" {
 		d, err := StateDir()
 		if err != nil {
-			return nil, fmt.Errorf("no directory for the server's state: %w", err)
+			return "", nil, fmt.Errorf("no directory for the server's state: %w", err)
 		}
 		dir = d
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("making the server's state directory: %w", err)
+	if err := ownfile.Dir(dir, "the started agent-server's state directory"); err != nil {
+		return "", nil, err
 	}
 	path := filepath.Join(dir, "secret-key.txt")
-	secret, err := ReadKeyFile(path)
+	secret, err := readSecret(path)
 	if errors.Is(err, os.ErrNotExist) {
 		secret, err = newKey()
 		if err == nil {
-			err = writeNew(path, secret+"\n")
+			err = ownfile.Create(path, []byte(secret+"\n"), "the started agent-server's state directory")
 		}
 		if errors.Is(err, os.ErrExist) {
 			// Another bridge made it meanwhile: use theirs.
-			secret, err = ReadKeyFile(path)
+			secret, err = readSecret(path)
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("the server's secret key %s: %w", path, err)
+		return "", nil, err
 	}
-	return []string{"OH_PERSISTENCE_DIR=" + dir, "OH_SECRET_KEY=" + secret}, nil
+	// Everything the server keeps goes under dir, named in full: its
+	// defaults are relative to its working directory (workspace/...).
+	return dir, []string{
+		"OH_PERSISTENCE_DIR=" + dir, "OH_SECRET_KEY=" + secret,
+		"OH_CONVERSATIONS_PATH=" + filepath.Join(dir, "conversations"),
+		"OH_BASH_EVENTS_DIR=" + filepath.Join(dir, "bash_events"),
+		"OPENHANDS_AGENT_SERVER_CONFIG_PATH=" + filepath.Join(dir, "agent_server_config.json"),
+	}, nil
 }
 
-// writeNew creates path with data, mode 0600; it fails if path exists.
-func writeNew(path, data string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+// readSecret reads the state directory's secret key: the bridge's own
+// file (0600, the person's, not a link), holding one key of the shape the
+// bridge makes.
+func readSecret(path string) (string, error) {
+	data, err := ownfile.Read(path, ownfile.Options{What: "the started agent-server's secret key", Limit: keyFileLimit})
 	if err != nil {
-		return err
+		return "", err
 	}
-	if _, err := f.WriteString(data); err != nil {
-		f.Close()
-		os.Remove(path)
-		return err
+	secret := strings.TrimSpace(string(data))
+	if !keyShape.MatchString(secret) {
+		return "", &ownfile.UnsafeError{Path: path, What: "the started agent-server's secret key", Why: "is not a key the bridge made (48 hex digits)",
+			Fix: "remove it: the bridge makes a new one, and what the server stored with the old one must be set again"}
 	}
-	return f.Close()
+	return secret, nil
 }
+
+// keyShape is the shape of the keys newKey makes.
+var keyShape = regexp.MustCompile(`^[0-9a-f]{48}$`)

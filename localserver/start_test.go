@@ -17,6 +17,7 @@ import (
 
 	"github.com/oh-bridge/oh-bridge/agentserver"
 	"github.com/oh-bridge/oh-bridge/agentserver/agentservertest"
+	"github.com/oh-bridge/oh-bridge/internal/ohtest/shellplant"
 	"github.com/oh-bridge/oh-bridge/localserver"
 )
 
@@ -191,7 +192,7 @@ func TestWaysOrder(t *testing.T) {
 		kinds = append(kinds, w.Kind+": "+strings.Join(w.Command(9), " "))
 	}
 	want := []string{
-		"installed: " + dir + "/python3 -m openhands.agent_server --host 127.0.0.1 --port 9",
+		"installed: " + dir + "/python3 -I -m openhands.agent_server --host 127.0.0.1 --port 9",
 		"uvx: " + dir + "/uvx --from openhands-agent-server==" + localserver.AgentServerVersion + " --with openhands-sdk==" + localserver.AgentServerVersion +
 			" --with openhands-tools==" + localserver.AgentServerVersion + " --with openhands-workspace==" + localserver.AgentServerVersion + " agent-server --host 127.0.0.1 --port 9",
 		"docker: " + dir + "/docker run --rm --network host -e OH_SESSION_API_KEYS_0 ghcr.io/openhands/agent-server:" + localserver.AgentServerVersion + "-python --host 127.0.0.1 --port 9",
@@ -201,6 +202,55 @@ func TestWaysOrder(t *testing.T) {
 	}
 	if got := localserver.Ways(lookIn(dir), func(string) bool { return false }); got[0].Kind != "uvx" {
 		t.Errorf("python3 without the module: %+v", got[0])
+	}
+}
+
+// TestSafeLookPath: a program is never taken from a relative entry of PATH
+// (the current directory's) nor from one inside a workspace root, nor
+// through a link into one.
+func TestSafeLookPath(t *testing.T) {
+	root := t.TempDir()
+	outside := t.TempDir()
+	for _, d := range []string{filepath.Join(root, "bin"), filepath.Join(root, "node_modules", ".bin"), outside} {
+		os.MkdirAll(d, 0o755)
+		os.WriteFile(filepath.Join(d, "agent-server"), []byte("#!/bin/sh\n"), 0o755)
+	}
+	linked := t.TempDir()
+	os.Symlink(filepath.Join(root, "bin", "agent-server"), filepath.Join(linked, "uvx"))
+	t.Chdir(root)
+	t.Setenv("PATH", strings.Join([]string{"", ".", "bin", filepath.Join(root, "node_modules", ".bin"), linked, outside}, string(os.PathListSeparator)))
+	look := localserver.SafeLookPath([]string{root})
+	got, err := look("agent-server")
+	if err != nil || got != filepath.Join(outside, "agent-server") {
+		t.Errorf("agent-server: %q, %v; want the one outside the workspace, %s", got, err, outside)
+	}
+	if got, err := look("uvx"); err == nil {
+		t.Errorf("uvx, a link into the workspace, was found: %s", got)
+	}
+	t.Setenv("PATH", "bin:.")
+	if got, err := localserver.SafeLookPath(nil)("agent-server"); err == nil {
+		t.Errorf("a relative PATH entry gave %s", got)
+	}
+}
+
+// TestPlantedModuleRunsNothing: an openhands package planted in the
+// bridge's working directory (a cloned repository) is neither imported
+// nor run when the bridge asks whether python has the agent-server.
+func TestPlantedModuleRunsNothing(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	ws := t.TempDir()
+	marker := filepath.Join(t.TempDir(), "ran")
+	shellplant.Run(t, ws, "mkdir -p openhands/agent_server && printf 'open(%q, \"w\").write(\"ran\")\\n' "+marker+" > openhands/__init__.py && : > openhands/agent_server/__init__.py")
+	t.Chdir(ws)
+	t.Setenv("PYTHONPATH", ws)
+	if localserver.PythonHasAgentServer(py) {
+		t.Error("the planted openhands.agent_server was taken for the real one")
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the planted openhands/__init__.py ran")
 	}
 }
 

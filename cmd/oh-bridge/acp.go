@@ -13,6 +13,7 @@ import (
 
 	"github.com/oh-bridge/oh-bridge/acp"
 	"github.com/oh-bridge/oh-bridge/conversation"
+	"github.com/oh-bridge/oh-bridge/internal/ownfile"
 	"github.com/oh-bridge/oh-bridge/localserver"
 	"github.com/oh-bridge/oh-bridge/mcpserver"
 	"github.com/oh-bridge/oh-bridge/rpc"
@@ -32,18 +33,24 @@ type acpConfigFile struct {
 	} `json:"llm"`
 }
 
+// configLimit caps the config file: a few settings.
+const configLimit = 1 << 20
+
 // readConfigFile reads the bridge's config file; one that is not there is
-// empty.
+// empty. It is read as the bridge's own files are (internal/ownfile): a
+// regular file (a link is followed, for dotfiles kept elsewhere), read
+// without blocking, capped, the person's and writable by no one else: it
+// names the server that gets the person's keys.
 func readConfigFile(path string) (acpConfigFile, error) {
 	var file acpConfigFile
 	if path == "" {
 		return file, nil
 	}
-	data, err := os.ReadFile(path)
+	data, err := ownfile.Read(path, ownfile.Options{What: "the config file", Limit: configLimit, FollowLinks: true, OthersMayRead: true})
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
-		return file, fmt.Errorf("reading the config file: %w", err)
+		return file, err
 	default:
 		if err := json.Unmarshal(data, &file); err != nil {
 			return file, fmt.Errorf("the config file %s is not the JSON expected ({\"serverUrl\": …, \"llm\": {\"model\": …}}): %w", path, err)
@@ -58,14 +65,12 @@ func (f acpConfigFile) serverConfig(path string) localserver.Config {
 	return localserver.Config{Path: path, ServerURL: f.ServerURL, SessionAPIKey: f.SessionAPIKey}
 }
 
-// choicesPath keeps the person's answers that outlive a run ("always
-// start a server"): $XDG_CONFIG_HOME/oh-bridge/choices.json.
-func choicesPath() string {
-	dir, err := os.UserConfigDir()
-	if err != nil {
-		return ""
-	}
-	return filepath.Join(dir, "oh-bridge", "choices.json")
+// trust is whom the bridge talks to on this machine's ports: the
+// person's servers, and the others they confirmed (kept in
+// $XDG_CONFIG_HOME/oh-bridge/choices.json, with their other answers that
+// outlive a run).
+func trust() *localserver.Trust {
+	return &localserver.Trust{Choices: &localserver.Choices{Path: localserver.ChoicesPath()}}
 }
 
 // serverLog puts the output of an agent-server the bridge started in the
@@ -135,8 +140,16 @@ func acpMain(args []string) int {
 	}
 	srv := acp.AgentServer{
 		URL:                pick(*server, "OH_BRIDGE_SERVER_URL", file.ServerURL),
-		SessionAPIKey:      pick("", "OH_BRIDGE_SESSION_API_KEY", file.SessionAPIKey),
 		ConfirmationPolicy: pick(*policy, "OH_BRIDGE_CONFIRMATION_POLICY", file.ConfirmationPolicy),
+	}
+	// Each session key goes only to the server it was given with:
+	// OH_BRIDGE_SESSION_API_KEY to the server named by the flag or
+	// OH_BRIDGE_SERVER_URL, the config file's to the config file's.
+	if *server != "" || os.Getenv("OH_BRIDGE_SERVER_URL") != "" {
+		srv.SessionAPIKey = os.Getenv("OH_BRIDGE_SESSION_API_KEY")
+	}
+	if srv.SessionAPIKey == "" && srv.URL == file.ServerURL {
+		srv.SessionAPIKey = file.SessionAPIKey
 	}
 	llm := map[string]string{}
 	for key, v := range map[string]string{
@@ -153,19 +166,20 @@ func acpMain(args []string) int {
 	}
 	// With no server configured, the one the person runs here, or one
 	// they agree to start (docs/openhands-local.md).
+	trusted := trust()
 	var local *acp.Local
 	if *findServer {
 		local = &acp.Local{
-			Find:        localserver.Options{Config: file.serverConfig(*configPath)},
-			ChoicesPath: choicesPath(),
-			Log:         serverLog{logger},
+			Find: localserver.Options{Config: file.serverConfig(*configPath), Trust: trusted},
+			Log:  serverLog{logger},
 		}
 	}
 	agent := acp.New(acp.Config{
 		Version:        version,
 		Logger:         logger,
 		Server:         srv,
-		StartMCP:       acpMCP(logger),
+		Trust:          trusted,
+		StartMCP:       acpMCP(logger, trusted),
 		HowToConfigure: howToConfigure(*configPath),
 		Local:          local,
 	})
@@ -190,7 +204,7 @@ func acpMain(args []string) int {
 // acpMCP opens an ACP session's MCP endpoint for its conversation's agent:
 // anywhere for a new conversation, and where a loaded or resumed one's
 // agent reaches its tools (at), taking over its MCP session.
-func acpMCP(logger *slog.Logger) func(*session.Session, conversation.Listen) (*acp.MCPEndpoint, error) {
+func acpMCP(logger *slog.Logger, _ *localserver.Trust) func(*session.Session, conversation.Listen) (*acp.MCPEndpoint, error) {
 	return func(sess *session.Session, at conversation.Listen) (*acp.MCPEndpoint, error) {
 		srv := mcpserver.New(sess, mcpserver.Options{Version: version, Logger: logger})
 		ep, err := srv.ListenHTTP(mcpserver.HTTPOptions{Port: at.Port, Token: at.Token, AdoptSessions: at.Token != ""})

@@ -96,7 +96,7 @@ func serveMain(args []string) int {
 		// reads it.
 		logger.Warn("the config file is left out", "error", err)
 	}
-	h := handlers.New(handlers.Config{Version: version, Roots: roots, Logger: logger, StartMCP: startMCP(logger), ServerConfig: file.serverConfig(*configPath)})
+	h := handlers.New(handlers.Config{Version: version, Roots: roots, Logger: logger, StartMCP: startMCP(logger), ServerConfig: file.serverConfig(*configPath), Trust: trust()})
 	srv := rpc.NewServer(rpc.Options{Methods: h.Methods(), Logger: logger, Shutdown: h.Shutdown})
 	h.Bind(srv)
 	logger.Info("serving on stdio", "version", version, "pid", os.Getpid())

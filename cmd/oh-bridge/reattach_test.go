@@ -61,9 +61,12 @@ type acpProcess struct {
 	cmd    *exec.Cmd
 	stderr *logbuf.Buffer
 	done   chan struct{}
+	// answer, when set, answers the bridge's requests (its result, or nil
+	// for handle's default); set it before the bridge asks.
+	answer func(m map[string]any) any
 }
 
-func startACPProcess(t *testing.T, serverURL string, env []string) *acpProcess {
+func startACPProcess(t *testing.T, serverURL string, env []string, answer ...func(map[string]any) any) *acpProcess {
 	t.Helper()
 	cmd := exec.Command(bin, "acp", "--config", "", "--log-file", "-")
 	cmd.Env = append(os.Environ(), "OH_BRIDGE_SERVER_URL="+serverURL, "LLM_MODEL=stand-in/scripted", "LLM_API_KEY=k")
@@ -71,6 +74,9 @@ func startACPProcess(t *testing.T, serverURL string, env []string) *acpProcess {
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	a := &acpProcess{acpLines: newACPLines(stdin), t: t, cmd: cmd, stderr: &logbuf.Buffer{}, done: make(chan struct{})}
+	if len(answer) > 0 {
+		a.answer = answer[0]
+	}
 	cmd.Stderr = a.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -115,6 +121,12 @@ func (a *acpProcess) call(method string, params any) (map[string]any, error) {
 // handle allows every action the bridge asks about, and answers its
 // other requests that this client serves none.
 func (a *acpProcess) handle(m map[string]any) {
+	if a.answer != nil && m["id"] != nil {
+		if res := a.answer(m); res != nil {
+			a.send(map[string]any{"jsonrpc": "2.0", "id": m["id"], "result": res})
+			return
+		}
+	}
 	switch {
 	case m["method"] == "session/request_permission":
 		a.send(map[string]any{"jsonrpc": "2.0", "id": m["id"], "result": map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "allow_once"}}})

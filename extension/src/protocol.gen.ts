@@ -40,6 +40,7 @@ export interface BridgeRequests {
   'openhands/send_message': { params: SendMessageParams; result: unknown };
   'openhands/start_server': { params: StartServerParams; result: FoundServer };
   'openhands/status': { params: NoParams; result: Status };
+  'openhands/trust_server': { params: TrustServerParams; result: FindServerResult };
   'terminal/close': { params: TerminalIDParams; result: unknown };
   'terminal/interrupt': { params: TerminalIDParams; result: TerminalResult };
   'terminal/kill': { params: TerminalIDParams; result: TerminalResult };
@@ -110,6 +111,13 @@ export interface ConnectParams {
   protocol?: string;
   serverUrl?: string;
   conversationId?: string;
+  /**
+   * ContinueFrom starts a new conversation that goes on from this
+   * earlier one: its history leads the first message. For a
+   * conversation whose tools cannot be served again
+   * (mcp_token_exposed).
+   */
+  continueFrom?: string;
   task?: string;
   sessionApiKey?: string;
   headers?: Record<string, string> | null;
@@ -278,6 +286,11 @@ export interface FindServerResult {
   /** Found is the server to use, when one answered. */
   found?: FoundServer;
   tried: TriedServer[] | null;
+  /**
+   * Untrusted are servers found that other users run, which were asked
+   * nothing: each may be confirmed with openhands/trust_server.
+   */
+  untrusted: UntrustedServer[] | null;
   /**
    * Ways are how one can be started here, best first, when none was
    * found; none means the person must install it.
@@ -455,6 +468,21 @@ export type NoParams = Record<string, never>;
 
 /** OptionKind is what an answer means, as ACP names it. */
 export type OptionKind = 'allow_always' | 'allow_once' | 'reject_always' | 'reject_once';
+
+/** Owner is who runs a server on this machine. */
+export interface Owner {
+  uid: number;
+  user: string;
+  /** PID, Program and Command are set when the process can be seen. */
+  pid?: number;
+  program?: string;
+  command?: string;
+  /**
+   * Description names it in words ("user nobody (uid 65534), process
+   * 4242 (python3 -m …)").
+   */
+  description: string;
+}
 
 /**
  * PermissionAnswer is the client's answer: "selected" with an option, or
@@ -790,6 +818,37 @@ export interface TriedServer {
   source: string;
   serverUrl: string;
   why: string;
+}
+
+export interface TrustServerParams {
+  /** ServerURL is an untrusted server openhands/find_server named. */
+  serverUrl?: string;
+  /**
+   * UID is the owner the person was shown: if another user holds the
+   * port now, nothing is confirmed.
+   */
+  uid?: number;
+  /**
+   * Always keeps the confirmation in the bridge's choices file;
+   * otherwise it lasts as long as this connection.
+   */
+  always?: boolean;
+}
+
+/**
+ * UntrustedServer is a server found on this machine that another user
+ * runs: nothing was sent to it. The person may confirm it
+ * (openhands/trust_server) after seeing who runs it.
+ */
+export interface UntrustedServer {
+  serverUrl: string;
+  source: string;
+  owner: Owner;
+  /**
+   * Description says it all in words: who runs it, why it is not used,
+   * how to trust it.
+   */
+  description: string;
 }
 
 /** Update is one ACP SessionUpdate: *Chunk, *ToolCall or *Plan. */

@@ -1,0 +1,132 @@
+//go:build linux
+
+package main_test
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/oh-bridge/oh-bridge/internal/ohtest/rogue"
+	"github.com/oh-bridge/oh-bridge/rpc"
+)
+
+// What the bridge trusts: a server merely found on a local port is not
+// the person's because it answers as an agent-server.
+
+// rogueHome is a home with every secret the red team saw sent to another
+// user's server: Agent Canvas's key file, and the person's LLM key in the
+// OpenHands CLI's settings.
+func rogueHome(t *testing.T) string {
+	home := t.TempDir()
+	for path, data := range map[string]string{
+		".openhands/agent-canvas/api-key.txt": "sekrit-canvas\n",
+		".openhands/agent_settings.json":      `{"llm": {"model": "openai/gpt-4o", "api_key": "sk-sekrit-llm"}}`,
+	} {
+		p := filepath.Join(home, path)
+		os.MkdirAll(filepath.Dir(p), 0o700)
+		if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return home
+}
+
+// rogueEnv is the environment of a bridge whose person has a session key
+// meant for another server, and nothing to start a server with.
+func rogueEnv(home string) []string {
+	return []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "XDG_DATA_HOME=" + filepath.Join(home, ".local", "share"),
+		"XDG_CACHE_HOME=" + filepath.Join(home, ".cache"), "PATH=/usr/local/bin:/usr/bin:/bin",
+		"OH_BRIDGE_SERVER_URL=", "OH_BRIDGE_SESSION_API_KEY=sekrit-env", "LOCAL_BACKEND_API_KEY=", "OPENHANDS_PERSISTENCE_DIR=", "LLM_MODEL=", "LLM_API_KEY="}
+}
+
+var secrets = []string{"sekrit-canvas", "sk-sekrit-llm", "sekrit-env"}
+
+// TestRogueOnTheDefaultPortsGetsNothing: another user's program answers
+// as agent-server 1.49.1 on the default port and on Agent Canvas's. The
+// editor's bridge finds nothing there, says who runs it, and refuses to
+// connect or list when told its URL; ACP asks the person (declined here)
+// before anything goes to it. Neither sends it a request: no key, no
+// token, no LLM key.
+func TestRogueOnTheDefaultPortsGetsNothing(t *testing.T) {
+	onDefault := rogue.Start(t, 8000, "1.49.1")
+	onCanvas := rogue.Start(t, 18000, "1.49.1")
+	home := rogueHome(t)
+
+	t.Run("the editor's bridge", func(t *testing.T) {
+		b := startBridgeEnv(t, rogueEnv(home), "--stdio", "--workspace", t.TempDir(), "--config", filepath.Join(home, "none.json"))
+		if _, err := b.client.Initialize(ctxT(t), nil); err != nil {
+			t.Fatal(err)
+		}
+		var found struct {
+			Found     *struct{ ServerURL string }
+			Untrusted []struct {
+				ServerURL, Source, Description string
+				Owner                          struct {
+					UID                                int
+					User, Program, Command, Description string
+					PID                                int
+				}
+			}
+		}
+		if err := b.client.Call(ctxT(t), "openhands/find_server", nil, &found); err != nil {
+			t.Fatal(err)
+		}
+		if found.Found != nil || len(found.Untrusted) != 3 {
+			t.Fatalf("found %+v, want nothing found and the three places passed over as another user's", found)
+		}
+		for _, u := range found.Untrusted {
+			if u.Owner.UID != rogue.UID || u.Owner.User != "nobody" || u.Owner.PID == 0 || !strings.Contains(u.Owner.Command, "python3") ||
+				!strings.Contains(u.Description, "not by you") {
+				t.Errorf("untrusted %+v: want its owner, process and program named", u)
+			}
+		}
+		for _, method := range []string{"openhands/connect", "openhands/list_conversations"} {
+			err := b.client.Call(ctxT(t), method, map[string]any{"serverUrl": "http://127.0.0.1:8000", "task": "hello"}, nil)
+			if err == nil || !strings.Contains(err.Error(), "user nobody (uid 65534)") || !strings.Contains(errorData(err), `"kind":"server_not_trusted"`) {
+				t.Errorf("%s to another user's server: %v %s", method, err, errorData(err))
+			}
+		}
+	})
+
+	t.Run("ACP", func(t *testing.T) {
+		var mu sync.Mutex
+		var asked []string
+		a := startACPProcess(t, "", rogueEnv(home), func(m map[string]any) any {
+			if m["method"] != "session/request_permission" {
+				return nil
+			}
+			raw, _ := json.Marshal(m["params"])
+			mu.Lock()
+			asked = append(asked, string(raw))
+			mu.Unlock()
+			return map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "reject_once"}}
+		})
+		s, err := a.call("session/new", map[string]any{"cwd": t.TempDir(), "mcpServers": []any{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.prompt(s["sessionId"].(string), "hello")
+		mu.Lock()
+		defer mu.Unlock()
+		if len(asked) == 0 || !strings.Contains(asked[0], "run by user nobody (uid 65534), process ") || !strings.Contains(asked[0], "127.0.0.1:") {
+			t.Fatalf("the person was not asked about the server with its owner: %v", asked)
+		}
+	})
+	onDefault.CheckNothingReceived(t, secrets...)
+	onCanvas.CheckNothingReceived(t, secrets...)
+}
+
+// errorData is a JSON-RPC error's data, as JSON.
+func errorData(err error) string {
+	var e *rpc.Error
+	if !errors.As(err, &e) || e.Data == nil {
+		return fmt.Sprintf("%v", err)
+	}
+	return string(*e.Data)
+}
