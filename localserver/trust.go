@@ -119,6 +119,12 @@ func hostPort(raw string) string {
 	return raw
 }
 
+// IsLocal says whether rawURL names a server on this machine's loopback.
+func IsLocal(rawURL string) bool {
+	_, _, ok := localPort(rawURL)
+	return ok
+}
+
 // localPort is the loopback address and port a URL names, ok false for a
 // URL of another machine. "localhost" is loopback.
 func localPort(raw string) (netip.Addr, int, bool) {

@@ -59,6 +59,9 @@ type HTTPOptions struct {
 	// StreamGoneGrace is how long a session lives on once its client
 	// dropped its event stream and went quiet (0: StreamGoneGrace).
 	StreamGoneGrace time.Duration
+	// AllowUID says whose processes may connect (peers.go); nil: the
+	// person's and root's.
+	AllowUID func(uid int) bool
 }
 
 // ListenHTTP opens the endpoint on 127.0.0.1, with the token given or a
@@ -73,6 +76,11 @@ func (s *Server) ListenHTTP(o HTTPOptions) (*Endpoint, error) {
 		return nil, fmt.Errorf("cannot listen on 127.0.0.1:%d: %w (pick another port, or 0 for any free one)", o.Port, err)
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
+	allow := o.AllowUID
+	if allow == nil {
+		allow = personOrRoot
+	}
+	ln = &peerListener{Listener: ln, allow: allow, log: s.log}
 	token := o.Token
 	if token == "" {
 		var b [32]byte

@@ -204,10 +204,10 @@ func acpMain(args []string) int {
 // acpMCP opens an ACP session's MCP endpoint for its conversation's agent:
 // anywhere for a new conversation, and where a loaded or resumed one's
 // agent reaches its tools (at), taking over its MCP session.
-func acpMCP(logger *slog.Logger, _ *localserver.Trust) func(*session.Session, conversation.Listen) (*acp.MCPEndpoint, error) {
+func acpMCP(logger *slog.Logger, trust *localserver.Trust) func(*session.Session, conversation.Listen) (*acp.MCPEndpoint, error) {
 	return func(sess *session.Session, at conversation.Listen) (*acp.MCPEndpoint, error) {
 		srv := mcpserver.New(sess, mcpserver.Options{Version: version, Logger: logger})
-		ep, err := srv.ListenHTTP(mcpserver.HTTPOptions{Port: at.Port, Token: at.Token, AdoptSessions: at.Token != ""})
+		ep, err := srv.ListenHTTP(mcpserver.HTTPOptions{Port: at.Port, Token: at.Token, AdoptSessions: at.Token != "", AllowUID: trust.AllowsUID})
 		if err != nil {
 			return nil, err
 		}

@@ -10,6 +10,7 @@
 //	oh-bridge mcp [--workspace DIR]... [--log-file PATH] [--log-level LEVEL]
 //	oh-bridge acp [--server URL] [--llm-model MODEL] [--config PATH] [--log-file PATH] [--log-level LEVEL] [--record FILE]
 //	oh-bridge replay [-v] [--update] [--workspace DIR] FILE...
+//	oh-bridge trust-server [--yes] URL
 //	oh-bridge --version
 package main
 
@@ -38,6 +39,8 @@ func main() {
 			os.Exit(mcpMain(os.Args[2:]))
 		case "acp":
 			os.Exit(acpMain(os.Args[2:]))
+		case "trust-server":
+			os.Exit(trustServerMain(os.Args[2:], os.Stdin, os.Stdout))
 		}
 	}
 	os.Exit(serveMain(os.Args[1:]))
@@ -96,7 +99,8 @@ func serveMain(args []string) int {
 		// reads it.
 		logger.Warn("the config file is left out", "error", err)
 	}
-	h := handlers.New(handlers.Config{Version: version, Roots: roots, Logger: logger, StartMCP: startMCP(logger), ServerConfig: file.serverConfig(*configPath), Trust: trust()})
+	trusted := trust()
+	h := handlers.New(handlers.Config{Version: version, Roots: roots, Logger: logger, StartMCP: startMCP(logger, trusted), ServerConfig: file.serverConfig(*configPath), Trust: trusted})
 	srv := rpc.NewServer(rpc.Options{Methods: h.Methods(), Logger: logger, Shutdown: h.Shutdown})
 	h.Bind(srv)
 	logger.Info("serving on stdio", "version", version, "pid", os.Getpid())

@@ -10,6 +10,7 @@ import (
 
 	"github.com/oh-bridge/oh-bridge/conversation"
 	"github.com/oh-bridge/oh-bridge/handlers"
+	"github.com/oh-bridge/oh-bridge/localserver"
 	"github.com/oh-bridge/oh-bridge/mcpserver"
 	"github.com/oh-bridge/oh-bridge/session"
 	"github.com/oh-bridge/oh-bridge/workspace"
@@ -76,11 +77,12 @@ func mcpMain(args []string) int {
 	return 0
 }
 
-// startMCP opens the editor bridge's MCP endpoint over its session.
-func startMCP(logger *slog.Logger) handlers.MCPStarter {
+// startMCP opens the editor bridge's MCP endpoint over its session; the
+// processes of the users trust allows may connect.
+func startMCP(logger *slog.Logger, trust *localserver.Trust) handlers.MCPStarter {
 	return func(sess *session.Session, at conversation.Listen, origins []string) (*handlers.MCPEndpoint, error) {
 		srv := mcpserver.New(sess, mcpserver.Options{Version: version, Logger: logger})
-		ep, err := srv.ListenHTTP(mcpserver.HTTPOptions{Port: at.Port, Token: at.Token, AdoptSessions: at.Token != "", AllowedOrigins: origins})
+		ep, err := srv.ListenHTTP(mcpserver.HTTPOptions{Port: at.Port, Token: at.Token, AdoptSessions: at.Token != "", AllowedOrigins: origins, AllowUID: trust.AllowsUID})
 		if err != nil {
 			return nil, err
 		}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -129,4 +130,41 @@ func errorData(err error) string {
 		return fmt.Sprintf("%v", err)
 	}
 	return string(*e.Data)
+}
+
+// TestTrustServerCommand: `oh-bridge trust-server` shows who runs the
+// server, asks, and keeps the answer where both faces read it.
+func TestTrustServerCommand(t *testing.T) {
+	r := rogue.Start(t, 0, "1.49.1")
+	home := t.TempDir()
+	run := func(stdin string, args ...string) (string, int) {
+		cmd := exec.Command(bin, append([]string{"trust-server"}, args...)...)
+		cmd.Env = append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"))
+		cmd.Stdin = strings.NewReader(stdin)
+		out, _ := cmd.CombinedOutput()
+		return string(out), cmd.ProcessState.ExitCode()
+	}
+	out, code := run("n\n", r.URL())
+	if code != 1 || !strings.Contains(out, "is run by user nobody (uid 65534), process") || !strings.Contains(out, "Not confirmed") {
+		t.Fatalf("declined: exit %d\n%s", code, out)
+	}
+	out, code = run("y\n", r.URL())
+	choices := filepath.Join(home, ".config", "oh-bridge", "choices.json")
+	data, _ := os.ReadFile(choices)
+	if code != 0 || !strings.Contains(out, "Confirmed") || !strings.Contains(string(data), `"uid": 65534`) {
+		t.Fatalf("confirmed: exit %d\n%s\n%s", code, out, data)
+	}
+	// The editor's bridge now finds it, and the rogue gets its probe.
+	b := startBridgeEnv(t, []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "OH_BRIDGE_SERVER_URL=" + r.URL(), "OH_BRIDGE_SESSION_API_KEY="},
+		"--stdio", "--workspace", t.TempDir(), "--config", filepath.Join(home, "none.json"))
+	if _, err := b.client.Initialize(ctxT(t), nil); err != nil {
+		t.Fatal(err)
+	}
+	var found struct{ Found *struct{ ServerURL string } }
+	if err := b.client.Call(ctxT(t), "openhands/find_server", nil, &found); err != nil || found.Found == nil || found.Found.ServerURL != r.URL() {
+		t.Fatalf("after trust-server: %+v %v", found, err)
+	}
+	if out, code := run("", "http://10.1.2.3:8000"); code != 2 || !strings.Contains(out, "not a server on this machine") {
+		t.Errorf("a remote URL: exit %d\n%s", code, out)
+	}
 }

@@ -77,21 +77,39 @@ print("LISTENING %d" % srv.server_address[1], flush=True)
 srv.serve_forever()
 `
 
-// Start runs the rogue on 127.0.0.1:port (0: a free one) as uid 65534,
-// answering as agent-server version; it ends with the test.
-func Start(t testing.TB, port int, version string) *Rogue {
+// RunPython runs python code as uid 65534 and returns what it printed
+// (stdout and stderr) and its exit code: another user's client.
+func RunPython(t testing.TB, code string, args ...string) (string, int) {
+	t.Helper()
+	setpriv, py := tools(t)
+	cmd := exec.Command(setpriv, append([]string{"--reuid=" + strconv.Itoa(UID), "--regid=" + strconv.Itoa(UID), "--clear-groups", py, "-I", "-c", code}, args...)...)
+	cmd.Dir = "/"
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=/nonexistent"}
+	out, _ := cmd.CombinedOutput()
+	return string(out), cmd.ProcessState.ExitCode()
+}
+
+func tools(t testing.TB) (setpriv, python string) {
 	t.Helper()
 	if os.Getuid() != 0 {
-		skip(t, "a server of another user needs root here (setpriv drops to uid 65534); run the test as root")
+		skip(t, "a process of another user needs root here (setpriv drops to uid 65534); run the test as root")
 	}
 	setpriv, err := exec.LookPath("setpriv")
 	if err != nil {
 		skip(t, "setpriv (util-linux) is not installed: apt-get install util-linux")
 	}
-	py := "/usr/bin/python3"
-	if _, err := os.Stat(py); err != nil {
+	python = "/usr/bin/python3"
+	if _, err := os.Stat(python); err != nil {
 		skip(t, "/usr/bin/python3 is not installed: apt-get install python3")
 	}
+	return setpriv, python
+}
+
+// Start runs the rogue on 127.0.0.1:port (0: a free one) as uid 65534,
+// answering as agent-server version; it ends with the test.
+func Start(t testing.TB, port int, version string) *Rogue {
+	t.Helper()
+	setpriv, py := tools(t)
 	cmd := exec.Command(setpriv, "--reuid="+strconv.Itoa(UID), "--regid="+strconv.Itoa(UID), "--clear-groups",
 		py, "-I", "-c", script, strconv.Itoa(port), version)
 	cmd.Dir = "/"
