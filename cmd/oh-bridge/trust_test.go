@@ -69,9 +69,9 @@ func TestRogueOnTheDefaultPortsGetsNothing(t *testing.T) {
 			Untrusted []struct {
 				ServerURL, Source, Description string
 				Owner                          struct {
-					UID                                int
+					UID                                 int
 					User, Program, Command, Description string
-					PID                                int
+					PID                                 int
 				}
 			}
 		}
