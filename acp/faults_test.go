@@ -101,6 +101,18 @@ func TestToolCallDiskFaults(t *testing.T) {
 // allows every action it asks about.
 func serveACP(t *testing.T, serverURL string) *rpctest.Client {
 	t.Helper()
+	return serveACPWith(t, serverURL, func(method string, _ json.RawMessage) (any, *rpc.Error) {
+		if method == "session/request_permission" {
+			return map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "allow_always"}}, nil
+		}
+		return nil, &rpc.Error{Code: rpc.CodeMethodNotFound, Message: "this client does not serve " + method}
+	})
+}
+
+// serveACPWith is serveACP with a client that answers the face's requests
+// with answer.
+func serveACPWith(t *testing.T, serverURL string, answer func(method string, params json.RawMessage) (any, *rpc.Error)) *rpctest.Client {
+	t.Helper()
 	a := acp.New(acp.Config{
 		Version: "test",
 		Server:  acp.AgentServer{URL: serverURL, LLM: json.RawMessage(`{"model":"test/scripted"}`)},
@@ -118,12 +130,7 @@ func serveACP(t *testing.T, serverURL string) *rpctest.Client {
 	done := make(chan struct{})
 	go func() { srv.Serve(context.Background(), rpc.NewStream(x, nil, nil)); close(done) }()
 	cl := rpctest.NewClient(y)
-	cl.OnRequest = func(method string, _ json.RawMessage) (any, *rpc.Error) {
-		if method == "session/request_permission" {
-			return map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "allow_always"}}, nil
-		}
-		return nil, &rpc.Error{Code: rpc.CodeMethodNotFound, Message: "this client does not serve " + method}
-	}
+	cl.OnRequest = answer
 	t.Cleanup(func() { cl.Close(); <-done })
 	return cl
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/oh-bridge/oh-bridge/agentserver"
@@ -20,6 +21,15 @@ type turn struct {
 	done      chan struct{}
 	stop      string // the stop reason
 	err       error
+	// settled is closed once a cancelled turn's agent stopped: the
+	// agent-server answered the interrupt, or the turn ended. The tool
+	// calls refused meanwhile are answered then (session.HoldCalls).
+	settled chan struct{}
+	once    sync.Once
+}
+
+func newTurn() *turn {
+	return &turn{done: make(chan struct{}), cancel: make(chan struct{}), settled: make(chan struct{})}
 }
 
 func (t *turn) finish(stop string, err error) {
@@ -29,7 +39,11 @@ func (t *turn) finish(stop string, err error) {
 		t.stop, t.err = stop, err
 		close(t.done)
 	}
+	t.settle()
 }
+
+// settle lets the answers of the calls the cancel refused go.
+func (t *turn) settle() { t.once.Do(func() { close(t.settled) }) }
 
 // cancelGrace is how long a cancelled turn waits for the agent-server to
 // say the agent stopped before it answers "cancelled" anyway.
@@ -67,23 +81,26 @@ func (a *Server) prompt(ctx context.Context, p *promptParams) (any, error) {
 			return map[string]any{"stopReason": "end_turn"}, nil
 		}
 	}
-	t := &turn{done: make(chan struct{}), cancel: make(chan struct{})}
+	t := newTurn()
 	s.mu.Lock()
 	if s.turn != nil {
 		s.mu.Unlock()
 		return nil, rpc.NewError(rpc.CodeInvalidRequest, fmt.Sprintf("a prompt is already running in session %s; wait for its answer or send session/cancel", s.id), nil)
 	}
 	s.turn = t
-	s.quiet = false
 	s.mu.Unlock()
+	s.setQuiet(false)
 	s.sess.ReleaseCalls()
+	s.link().ShowNewCalls()
 	defer func() {
 		s.mu.Lock()
 		s.turn = nil
+		cancelled := t.cancelled
+		s.mu.Unlock()
+		t.settle()
 		// After a cancelled turn's answer nothing of it may reach the
 		// client (ACP); the next prompt opens the session again.
-		s.quiet = t.cancelled
-		s.mu.Unlock()
+		s.setQuiet(cancelled)
 	}()
 	// The turn can end before the message's POST has its answer: the
 	// events come on their own socket.
@@ -157,17 +174,24 @@ func (a *Server) cancel(ctx context.Context, p *cancelParams) (any, error) {
 // cancelTurn cancels the running turn, if any: its agent is interrupted
 // in the background, and the prompt answers once the agent stopped.
 func (s *acpSession) cancelTurn() {
-	if _, first := s.stopTurn(); first {
+	if t, first := s.stopTurn(); first {
 		go func() {
 			ctx, cancel := context.WithTimeout(context.Background(), cancelGrace)
 			defer cancel()
-			s.interrupt(ctx)
+			s.interrupt(ctx, t)
 		}()
 	}
 }
 
 // stopTurn marks the running turn cancelled; it returns the turn (nil when
 // none runs) and whether this call cancelled it, so only one interrupts.
+//
+// After it the client is told of no new tool call in the turn (docs/acp.md,
+// "Cancellation"). The agent-server's agent goes on until the interrupt
+// reaches it: the call whose question the person withdrew, and any call it
+// makes meanwhile, are refused, and their answers wait until the agent
+// stopped (t.settled), so it has no next step to take; what still comes
+// (an action sent before the interrupt landed) is not announced.
 func (s *acpSession) stopTurn() (*turn, bool) {
 	s.mu.Lock()
 	t := s.turn
@@ -177,20 +201,25 @@ func (s *acpSession) stopTurn() (*turn, bool) {
 	}
 	t.cancelled = true
 	close(t.cancel)
+	conv := s.conv
 	s.mu.Unlock()
-	// Nothing else runs in the turn: calls the agent makes before its
-	// interrupt lands are refused.
-	s.sess.HoldCalls("the person cancelled the turn; nothing more runs in it")
+	s.sess.HoldCalls("the person cancelled the turn; nothing more runs in it", t.settled)
+	if conv != nil {
+		conv.DropNewCalls()
+	}
 	return t, true
 }
 
 // interrupt stops a cancelled turn's agent: first on the agent-server, so
 // it does not go on to a next step when its command ends; then any command
-// it left running.
-func (s *acpSession) interrupt(ctx context.Context) {
+// it left running. The agent-server answers once the agent stopped (its
+// EventService.interrupt waits for the run, up to 5 s): the calls refused
+// meanwhile are answered then.
+func (s *acpSession) interrupt(ctx context.Context, t *turn) {
 	if err := s.link().Interrupt(ctx); err != nil {
 		s.a.log.Warn("interrupting the agent", "error", err)
 	}
+	t.settle()
 	s.sess.InterruptAgents(ctx)
 }
 

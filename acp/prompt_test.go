@@ -33,7 +33,8 @@ func TestStopReasons(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			s := &acpSession{id: "c"}
-			tr := &turn{done: make(chan struct{}), cancelled: c.cancelled}
+			tr := newTurn()
+			tr.cancelled = c.cancelled
 			s.turn = tr
 			if c.errorCode != "" {
 				ev, _ := json.Marshal(map[string]string{"kind": "ConversationErrorEvent", "code": c.errorCode, "detail": "d"})

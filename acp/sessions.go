@@ -36,10 +36,16 @@ type acpSession struct {
 	// history; hideHistory: it is session/resume, which shows none of it.
 	catchingUp, hideHistory bool
 	turn                    *turn // the prompt running, if any
-	quiet                   bool  // a cancelled turn answered: its late updates are dropped
 	// lastError is the last ConversationErrorEvent's code, for the stop
 	// reason.
 	lastError string
+
+	// sending is held while an update is checked and written: quiet (a
+	// cancelled turn answered, so its late updates are dropped) is set
+	// under it, so no update that passed the check is written after the
+	// answer.
+	sending sync.Mutex
+	quiet   bool
 }
 
 // mcpServer is one of the client's MCP servers (ACP's McpServer: stdio
@@ -194,7 +200,7 @@ func (a *Server) closeSession(ctx context.Context, p *closeSessionParams) (any, 
 		// closes; the prompt answers cancelled now.
 		if first {
 			ictx, cancel := context.WithTimeout(ctx, cancelGrace)
-			s.interrupt(ictx)
+			s.interrupt(ictx, t)
 			cancel()
 		}
 		t.finish("cancelled", nil)
@@ -391,18 +397,29 @@ func (s *acpSession) close(ctx context.Context) {
 // messages are not echoed: the client shows what it sent.
 func (s *acpSession) update(u updates.Update) {
 	s.mu.Lock()
-	id, history, hidden, quiet := s.id, s.catchingUp, s.hideHistory, s.quiet
+	id, history, hidden := s.id, s.catchingUp, s.hideHistory
 	s.mu.Unlock()
 	if history && hidden {
-		return
-	}
-	if quiet && !history {
 		return
 	}
 	if c, ok := u.(*updates.Chunk); ok && c.SessionUpdate == "user_message_chunk" && !history {
 		return
 	}
+	s.sending.Lock()
+	defer s.sending.Unlock()
+	if s.quiet && !history {
+		return
+	}
 	_ = s.a.peer.Notify(context.Background(), "session/update", map[string]any{"sessionId": id, "update": u})
+}
+
+// setQuiet drops the session's live updates (a cancelled turn answered),
+// or lets them through again (a new turn). It returns once no update is
+// being written, so the prompt's answer follows every update let through.
+func (s *acpSession) setQuiet(quiet bool) {
+	s.sending.Lock()
+	s.quiet = quiet
+	s.sending.Unlock()
 }
 
 func (s *acpSession) sessionID() string {

@@ -249,6 +249,13 @@ func (l *Link) ToolCallID(ctx context.Context, req session.PermissionRequest, wa
 // it, when the call has been reported.
 func (l *Link) ToolCallTitle(id string) (string, bool) { return l.tracker.ToolCallTitle(id) }
 
+// DropNewCalls stops showing the agent's new tool calls, until
+// ShowNewCalls: the person cancelled the turn (updates.Tracker.DropNewCalls).
+func (l *Link) DropNewCalls() { l.tracker.DropNewCalls() }
+
+// ShowNewCalls shows the agent's new tool calls again: a new turn began.
+func (l *Link) ShowNewCalls() { l.tracker.ShowNewCalls() }
+
 // ConversationID is the conversation's id on the agent-server.
 func (l *Link) ConversationID() string { return l.conv.ConversationID() }
 

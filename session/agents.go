@@ -111,7 +111,7 @@ func (a *Agent) Call(ctx context.Context, tool string, args json.RawMessage, pro
 	}
 	act := call.Action
 	a.calls.Add(1)
-	if err := a.s.held(); err != nil {
+	if err := a.s.held(ctx); err != nil {
 		return nil, err
 	}
 	if act.NeedsPermission && !a.s.takeApproval(tool, args) {
@@ -128,6 +128,9 @@ func (a *Agent) Call(ctx context.Context, tool string, args json.RawMessage, pro
 		case ctx.Err() != nil:
 			return nil, ctx.Err()
 		case errors.As(err, &cancelled):
+			// The face that withdrew the question holds the turn's
+			// calls by now (HoldCalls): this answer waits as theirs do.
+			a.s.holding().wait(ctx)
 			return nil, err
 		case err != nil:
 			return ohtools.Failure(err.Error()), nil
@@ -172,23 +175,57 @@ func (s *Session) InterruptAgents(ctx context.Context) {
 }
 
 // HoldCalls makes every tool call that arrives answer a *CancelledError
-// saying why, until ReleaseCalls: a face whose person cancelled a turn
-// lets nothing else of that turn run. Running commands are the face's to
+// saying why, until ReleaseCalls: a face whose person cancelled a turn lets
+// nothing else of that turn run. Running commands are the face's to
 // interrupt (InterruptAgents).
-func (s *Session) HoldCalls(why string) {
+//
+// The answers wait until until is closed (nil: they do not wait), and so
+// does the answer of a call whose permission question was withdrawn: an
+// agent answered at once takes its next step before the face's interrupt
+// reaches it, and that step is new work the person did not ask for. A face
+// closes until once the agent stopped (or it gave up waiting); a call whose
+// own request is cancelled stops waiting then.
+func (s *Session) HoldCalls(why string, until <-chan struct{}) {
 	s.mu.Lock()
-	s.hold = why
+	s.hold = hold{why: why, until: until}
 	s.mu.Unlock()
 }
 
 // ReleaseCalls lets tool calls run again.
-func (s *Session) ReleaseCalls() { s.HoldCalls("") }
+func (s *Session) ReleaseCalls() { s.HoldCalls("", nil) }
 
-func (s *Session) held() error {
+// hold is why tool calls are held ("" lets them run), and until when their
+// answers wait.
+type hold struct {
+	why   string
+	until <-chan struct{}
+}
+
+// wait keeps a held call's answer until the hold's until is closed, or ctx
+// ends.
+func (h hold) wait(ctx context.Context) {
+	if h.until == nil {
+		return
+	}
+	select {
+	case <-h.until:
+	case <-ctx.Done():
+	}
+}
+
+func (s *Session) holding() hold {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.hold == "" {
+	return s.hold
+}
+
+// held answers a call that arrives while calls are held, once the hold
+// lets it (wait); nil when they are not.
+func (s *Session) held(ctx context.Context) error {
+	h := s.holding()
+	if h.why == "" {
 		return nil
 	}
-	return &CancelledError{Why: s.hold}
+	h.wait(ctx)
+	return &CancelledError{Why: h.why}
 }

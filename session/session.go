@@ -58,7 +58,7 @@ type Session struct {
 	callIDs atomic.Int64
 
 	mu        sync.Mutex
-	hold      string // why tool calls are held; "" lets them run
+	hold      hold // why tool calls are held, and until when (HoldCalls)
 	agents    map[*Agent]struct{}
 	nextAgent int
 	closed    bool

@@ -47,6 +47,10 @@ type Tracker struct {
 	live    map[int64]*call   // by session call id
 	running map[string]*call  // by terminal id: the call whose command shows there
 	unbound map[string]*early // by terminal id: a command call still waiting for its action
+	// dropNew: the agent's new tool calls are not announced (DropNewCalls);
+	// dropped are the ids of those it made, whose errors say nothing either.
+	dropNew bool
+	dropped map[string]bool
 }
 
 // call is one tool call of the agent.
@@ -112,7 +116,7 @@ func New(o Options) *Tracker {
 		o.MaxOutput = 64 << 10
 	}
 	return &Tracker{opts: o, calls: map[string]*call{}, live: map[int64]*call{},
-		running: map[string]*call{}, unbound: map[string]*early{}}
+		running: map[string]*call{}, unbound: map[string]*early{}, dropped: map[string]bool{}}
 }
 
 // Observer is the tracker's view of the session's calls and terminals.
@@ -131,6 +135,27 @@ func (t *Tracker) ToolCallTitle(id string) (string, bool) {
 		return "", false
 	}
 	return c.title, true
+}
+
+// DropNewCalls stops announcing the agent's tool calls, until ShowNewCalls:
+// the person cancelled the turn, and a call the agent makes after that is
+// refused, never run, so a tool_call for it would show the client new work
+// in a turn it stopped. An action that arrives meanwhile is dropped with its
+// thought, and so is what follows of it (its session call, its end). Calls
+// announced before go on to their end, as ACP lets them ("The Agent MAY
+// send session/update notifications with content or tool call updates
+// after receiving the session/cancel notification"); so do messages.
+func (t *Tracker) DropNewCalls() {
+	t.mu.Lock()
+	t.dropNew = true
+	t.mu.Unlock()
+}
+
+// ShowNewCalls announces the agent's tool calls again: a new turn began.
+func (t *Tracker) ShowNewCalls() {
+	t.mu.Lock()
+	t.dropNew = false
+	t.mu.Unlock()
 }
 
 // Title is the title a call of tool with args has on its card, when the
@@ -194,7 +219,9 @@ func (t *Tracker) Event(raw json.RawMessage) {
 	case "AgentErrorEvent":
 		if _, ok := t.calls[e.ToolCallID]; ok {
 			t.fail(e.ToolCallID, e.Error)
-		} else {
+		} else if !t.dropped[e.ToolCallID] {
+			// An error of no card is a message; a dropped call's ("Tool
+			// call interrupted before completion") is not shown at all.
 			t.emit(&Chunk{SessionUpdate: "agent_message_chunk", Content: text(e.Error), Meta: meta(e.ID, "error")})
 		}
 	case "ConversationErrorEvent":
@@ -257,6 +284,13 @@ func joinText(items []textItem) string {
 }
 
 func (t *Tracker) action(e *event) {
+	if t.dropNew && e.ToolName != "finish" && e.ToolName != "think" {
+		// Never added to calls: its observation finds no card.
+		if e.ToolCallID != "" {
+			t.dropped[e.ToolCallID] = true
+		}
+		return
+	}
 	thought := joinText(e.Thought)
 	if e.Reasoning != "" {
 		thought = strings.TrimSpace(e.Reasoning + "\n" + thought)

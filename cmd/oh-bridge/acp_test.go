@@ -13,7 +13,8 @@ import (
 // TestACPClient drives `oh-bridge acp` with the official ACP TypeScript
 // SDK through full prompt turns against the agent-server stand-in
 // (test/node/acp.cjs): the client's fs on and off, a rejected permission,
-// a cancel in the middle of a command, session/load, and no server.
+// a cancel in the middle of a command, a cancel during a permission
+// question, session/load, and no server.
 func TestACPClient(t *testing.T) {
 	node, dir := nodeClients(t, "@agentclientprotocol/sdk")
 	tmp := t.TempDir()
@@ -37,5 +38,19 @@ func TestACPClient(t *testing.T) {
 	scriptFile := filepath.Join(tmp, "script.json")
 	os.WriteFile(scriptFile, script, 0o644)
 	p := agentservertest.Start(t, "--script", scriptFile)
-	runClient(t, exec.Command(node, filepath.Join(dir, "acp.cjs"), bin, p.URL, ws))
+	// The cancel during a question: the agent's next step is another tool
+	// call, and the interrupt acts late (up to 200 ms), so the agent could
+	// take that step before it lands.
+	cancelScript, _ := json.Marshal(map[string]any{"turns": [][]map[string]any{
+		{{"tool": "terminal", "arguments": map[string]any{"command": "echo first > " + filepath.Join(ws, "cancel-first.txt")}}},
+		{{"tool": "file_editor", "arguments": map[string]any{"command": "create", "path": filepath.Join(ws, "cancel-second.txt"), "file_text": "second\n"}}},
+		{{"message": "Done."}},
+	}})
+	cancelFile := filepath.Join(tmp, "cancel.json")
+	os.WriteFile(cancelFile, cancelScript, 0o644)
+	c := agentservertest.Start(t, "--script", cancelFile, "--interrupt-delay", "0.2")
+	runClient(t, exec.Command(node, filepath.Join(dir, "acp.cjs"), bin, p.URL, ws, c.URL))
+	if line, err := c.WaitLine(`TOOL_RESULT {"tool": "file_editor"`, 0); err == nil {
+		t.Errorf("the agent made its second call after the cancel (the stand-in answered it: %s)", line)
+	}
 }

@@ -9,7 +9,11 @@
 // with a client that writes in place. Every message the bridge writes is checked against the ACP v1
 // schema of the current SDK (schema/v1/schema.json).
 //
-// Usage: node acp.cjs BRIDGE SERVER_URL WORKSPACE
+// Usage: node acp.cjs BRIDGE SERVER_URL WORKSPACE CANCEL_SERVER_URL
+//
+// CANCEL_SERVER_URL is a stand-in whose agent's script is a tool call, then
+// another in its next step, with a late interrupt (--interrupt-delay), for
+// the cancel during a permission question.
 'use strict';
 
 const { spawn } = require('node:child_process');
@@ -19,7 +23,7 @@ const { Readable, Writable } = require('node:stream');
 const Ajv2020 = require('ajv/dist/2020').default;
 const { check, finish, sleep } = require('./report.cjs');
 
-const [bridge, serverURL, ws] = process.argv.slice(2);
+const [bridge, serverURL, ws, cancelURL] = process.argv.slice(2);
 const notes = path.join(ws, 'notes.txt');
 const ran = path.join(ws, 'ran.txt');
 
@@ -305,6 +309,50 @@ async function main() {
   await new Promise((resolve) => setTimeout(resolve, 1500));
   check('cancelled question: no update followed the answer', f.updates.length === atAnswer, f.updates.slice(atAnswer));
   F.child.stdin.end();
+
+  // K: the person cancels while asked about the agent's first call, whose
+  // next step is a second tool call (another stand-in plays that script;
+  // its interrupt acts up to 200 ms late, so the agent could take the step
+  // first). The client sends session/cancel, then answers the question
+  // "cancelled", as the spec asks. After the cancel it is told of no new
+  // tool call (no tool_call, no update of a call it was not shown), neither
+  // call runs, and the turn ends cancelled; ten rounds, one connection.
+  const kFirst = path.join(ws, 'cancel-first.txt');
+  const kSecond = path.join(ws, 'cancel-second.txt');
+  const k = recorder({ permit: allowAll });
+  let kCancelledAt = -1;
+  k.requestPermission = async (p) => {
+    k.permissions.push(p);
+    kCancelledAt = k.updates.length;
+    await K.conn.cancel({ sessionId: p.sessionId });
+    return { outcome: { outcome: 'cancelled' } };
+  };
+  const K = await start(acp, k, { ...env, OH_BRIDGE_SERVER_URL: cancelURL });
+  await init(K.conn, false);
+  const kStops = [];
+  const kLate = [];
+  let kAsked = 0;
+  for (let round = 0; round < 10; round++) {
+    k.updates.length = 0;
+    k.permissions.length = 0;
+    kCancelledAt = -1;
+    const kSession = (await K.conn.newSession({ cwd: ws, mcpServers: [] })).sessionId;
+    res = await K.conn.prompt({ sessionId: kSession, prompt: [{ type: 'text', text: 'Write both files.' }] });
+    kStops.push(res.stopReason);
+    if (kCancelledAt < 0) continue;
+    kAsked++;
+    const shown = new Set(k.updates.slice(0, kCancelledAt).filter((u) => u.sessionUpdate === 'tool_call').map((u) => u.toolCallId));
+    const late = k.updates.slice(kCancelledAt).filter((u) => u.sessionUpdate === 'tool_call' ||
+      (u.sessionUpdate === 'tool_call_update' && !shown.has(u.toolCallId)));
+    if (late.length > 0) kLate.push({ round, late });
+    await K.conn.closeSession({ sessionId: kSession });
+  }
+  check('cancel during a question: each turn asked about its first call', kAsked === 10, kAsked);
+  check('cancel during a question: each turn ends with cancelled', kStops.every((x) => x === 'cancelled'), kStops);
+  check('cancel during a question: no new tool call was announced after session/cancel', kLate.length === 0,
+    `${kLate.length} of 10 turns did: ${JSON.stringify(kLate.slice(0, 2))}`);
+  check('cancel during a question: neither call ran', !fs.existsSync(kFirst) && !fs.existsSync(kSecond));
+  K.child.stdin.end();
 
   // G: the client shows commands in display terminals of its own
   // (_meta.terminal_output, as Zed does for claude-agent-acp and
