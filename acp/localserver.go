@@ -278,7 +278,7 @@ func (a *Server) connectLate(ctx context.Context, s *acpSession) error {
 			}
 		}
 	}
-	conv, err := a.follow(ctx, s, srv, "")
+	conv, err := a.follow(ctx, s, srv, "", followOptions{})
 	if err != nil {
 		return err
 	}

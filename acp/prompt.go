@@ -105,7 +105,13 @@ func (a *Server) prompt(ctx context.Context, p *promptParams) (any, error) {
 	// The turn can end before the message's POST has its answer: the
 	// events come on their own socket.
 	sent := make(chan error, 1)
-	go func() { sent <- s.link().SendMessage(ctx, text) }()
+	if from := s.takeContinuation(); from != "" {
+		// The message goes as the new conversation's first, after the
+		// history; the turn is registered first, so its status is seen.
+		sent <- a.continueIn(ctx, s, from, text)
+	} else {
+		go func() { sent <- s.link().SendMessage(ctx, text) }()
+	}
 	cancelled := t.cancel
 	var grace <-chan time.Time
 	for {
@@ -130,6 +136,38 @@ func (a *Server) prompt(ctx context.Context, p *promptParams) (any, error) {
 			return map[string]any{"stopReason": "cancelled"}, nil
 		}
 	}
+}
+
+// takeContinuation is the conversation the session goes on from in a new
+// one, once ("" when none).
+func (s *acpSession) takeContinuation() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	from := s.continueFrom
+	s.continueFrom, s.exposed = "", nil
+	return from
+}
+
+// continueIn replaces the session's conversation, whose tools cannot be
+// served again, with a new one that starts from its history and text.
+func (a *Server) continueIn(ctx context.Context, s *acpSession, from, text string) error {
+	srv, ok := a.agentServer(ctx, true)
+	if !ok {
+		return fmt.Errorf("no agent-server to continue conversation %s on", from)
+	}
+	link, err := a.follow(ctx, s, srv, "", followOptions{continueFrom: from, task: text})
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	old := s.conv
+	s.conv = link
+	s.mu.Unlock()
+	if old != nil {
+		old.Close(context.Background())
+	}
+	a.log.Info("the session goes on in a new conversation", "session", s.sessionID(), "from", from, "conversation", link.ConversationID())
+	return nil
 }
 
 // promptText is the message for the agent: the text blocks, with files

@@ -39,6 +39,11 @@ type acpSession struct {
 	// lastError is the last ConversationErrorEvent's code, for the stop
 	// reason.
 	lastError string
+	// continueFrom is a loaded conversation whose tools cannot be served
+	// again (exposed says why): the next prompt goes on in a new
+	// conversation that starts from its history.
+	continueFrom string
+	exposed      *conversation.EndpointExposedError
 
 	// sending is held while an update is checked and written: quiet (a
 	// cancelled turn answered, so its late updates are dropped) is set
@@ -128,7 +133,12 @@ func (a *Server) attach(ctx context.Context, method string, p *loadSessionParams
 	}
 	s.mu.Lock()
 	s.catchingUp = false
+	exposed := s.exposed
 	s.mu.Unlock()
+	if exposed != nil {
+		s.update(&updates.Chunk{SessionUpdate: "agent_message_chunk", Content: updates.ContentBlock{Type: "text",
+			Text: "This conversation's tools are not served again: " + exposed.Error() + ".\n\nYour next prompt goes on in a new conversation that starts from this one's history."}})
+	}
 	return map[string]any{}, nil
 }
 
@@ -251,7 +261,17 @@ func (a *Server) open(ctx context.Context, cwd string, extra []string, servers [
 		a.add(s)
 		return s, nil
 	}
-	conv, err := a.follow(ctx, s, srv, conversationID)
+	conv, err := a.follow(ctx, s, srv, conversationID, followOptions{})
+	var exposed *conversation.EndpointExposedError
+	if errors.As(err, &exposed) {
+		// Its tools cannot be served again: its history is shown, and the
+		// next prompt continues it in a new conversation (prompt.go).
+		a.log.Warn("the conversation's tools are not served again", "conversation", conversationID, "why", exposed.Error())
+		conv, err = a.follow(ctx, s, srv, conversationID, followOptions{historyOnly: true})
+		s.mu.Lock()
+		s.continueFrom, s.exposed = conversationID, exposed
+		s.mu.Unlock()
+	}
 	if err != nil {
 		s.close(context.Background())
 		return nil, fail(err)
@@ -265,13 +285,16 @@ func (a *Server) open(ctx context.Context, cwd string, extra []string, servers [
 
 // follow opens the session's conversation on the server: conversationID,
 // or a new one.
-func (a *Server) follow(ctx context.Context, s *acpSession, srv AgentServer, conversationID string) (*conversation.Link, error) {
+func (a *Server) follow(ctx context.Context, s *acpSession, srv AgentServer, conversationID string, o followOptions) (*conversation.Link, error) {
 	return conversation.Open(ctx, conversation.Options{
 		Session:            s.sess,
 		ServerURL:          srv.URL,
 		SessionAPIKey:      srv.SessionAPIKey,
 		HTTPClient:         a.httpClient(),
 		ConversationID:     conversationID,
+		HistoryOnly:        o.historyOnly,
+		ContinueFrom:       o.continueFrom,
+		Task:               o.task,
 		LLM:                srv.LLM,
 		FallbackLLM:        localserver.FallbackLLM(a.log),
 		ConfirmationPolicy: srv.ConfirmationPolicy,
@@ -284,6 +307,14 @@ func (a *Server) follow(ctx context.Context, s *acpSession, srv AgentServer, con
 		OnStatus:           s.status,
 		Logger:             a.cfg.Logger,
 	})
+}
+
+// followOptions: conversation.Options' HistoryOnly, and a new
+// conversation's ContinueFrom and Task.
+type followOptions struct {
+	historyOnly  bool
+	continueFrom string
+	task         string
 }
 
 // httpClient is the client for agent-servers: every connection to one on

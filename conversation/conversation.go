@@ -62,7 +62,11 @@ type Options struct {
 	ConversationID string
 	// ContinueFrom, for a new conversation, is an earlier one it goes on
 	// from: its history leads the first message (History), before Task.
-	ContinueFrom       string
+	ContinueFrom string
+	// HistoryOnly attaches to ConversationID without serving its agent's
+	// tools: they cannot be served again (EndpointExposedError), and the
+	// link only reads what happened; nothing is sent to the agent.
+	HistoryOnly        bool
 	Task               string
 	LLM, Agent         json.RawMessage
 	ConfirmationPolicy string
@@ -165,6 +169,9 @@ func Open(ctx context.Context, o Options) (*Link, error) {
 		// An attached conversation's agent finds its tools where it
 		// always did, before anything of it is followed.
 		Attached: func(ctx context.Context, conv *agentserver.ConversationInfo) error {
+			if o.HistoryOnly {
+				return nil
+			}
 			at, ok, err := named(conv, o.Records)
 			var unknown *EndpointUnknownError
 			if errors.As(err, &unknown) {

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -64,6 +65,16 @@ type acpProcess struct {
 	// answer, when set, answers the bridge's requests (its result, or nil
 	// for handle's default); set it before the bridge asks.
 	answer func(m map[string]any) any
+
+	notesMu sync.Mutex
+	said    []string // the agent's messages (agent_message_chunk texts)
+}
+
+// messages are the agent's messages the client was sent so far.
+func (a *acpProcess) messages() string {
+	a.notesMu.Lock()
+	defer a.notesMu.Unlock()
+	return strings.Join(a.said, "\n")
 }
 
 func startACPProcess(t *testing.T, serverURL string, env []string, answer ...func(map[string]any) any) *acpProcess {
@@ -121,6 +132,22 @@ func (a *acpProcess) call(method string, params any) (map[string]any, error) {
 // handle allows every action the bridge asks about, and answers its
 // other requests that this client serves none.
 func (a *acpProcess) handle(m map[string]any) {
+	if m["method"] == "session/update" {
+		var n struct {
+			Params struct {
+				Update struct {
+					SessionUpdate string
+					Content       struct{ Text string }
+				}
+			}
+		}
+		raw, _ := json.Marshal(m)
+		if json.Unmarshal(raw, &n) == nil && n.Params.Update.SessionUpdate == "agent_message_chunk" {
+			a.notesMu.Lock()
+			a.said = append(a.said, n.Params.Update.Content.Text)
+			a.notesMu.Unlock()
+		}
+	}
 	if a.answer != nil && m["id"] != nil {
 		if res := a.answer(m); res != nil {
 			a.send(map[string]any{"jsonrpc": "2.0", "id": m["id"], "result": res})

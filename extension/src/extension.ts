@@ -20,6 +20,7 @@ import { didChangeParams } from './docsync';
 import type { SteerMethod } from './webview/protocol';
 import { ago, conversationName } from './history';
 import { Servers, type ServerChoice } from './servers';
+import { errorData } from './serverWords';
 import type { BridgeRequests, ConnectParams, ConversationSummary, Status } from './protocol.gen';
 
 const secretKey = 'openhands.sessionApiKey';
@@ -385,7 +386,7 @@ class Controller implements EditorHost {
    * conversation on the same server, if there is one. Resolves whether it
    * connected.
    */
-  private async connect(task?: string, opts: { attach?: boolean; fromView?: boolean; conversationId?: string } = {}): Promise<boolean> {
+  private async connect(task?: string, opts: { attach?: boolean; fromView?: boolean; conversationId?: string; continueFrom?: string } = {}): Promise<boolean> {
     const bridge = this.bridge;
     if (bridge === undefined) {
       void vscode.window.showErrorMessage('The OpenHands bridge is not running. See "OpenHands: Show Bridge Log".');
@@ -405,6 +406,7 @@ class Controller implements EditorHost {
     const last = this.remembered();
     const attachTo = opts.conversationId ?? (opts.attach === true && task === undefined && last?.serverUrl === serverUrl ? last.conversationId : undefined);
     if (attachTo !== undefined) params.conversationId = attachTo;
+    if (opts.continueFrom !== undefined) params.continueFrom = opts.continueFrom;
     const model = config.get<string>('llm.model', '');
     if (model !== '') {
       const apiKey = await this.context.secrets.get(llmSecretKey);
@@ -418,6 +420,17 @@ class Controller implements EditorHost {
       return true;
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
+      const data = errorData(err);
+      if (data.kind === 'server_not_trusted' && data.owner !== undefined && data.serverUrl !== undefined) {
+        // A server on this machine that another user runs: nothing was sent.
+        if ((await this.servers.askTrust(bridge, data.serverUrl, data.owner)) !== undefined) return this.connect(task, opts);
+        return false;
+      }
+      if (data.kind === 'mcp_token_exposed' && attachTo !== undefined) {
+        const go = await vscode.window.showWarningMessage(message, { modal: true }, 'Continue in a New Conversation');
+        if (go === undefined) return false;
+        return this.connect(task, { ...(opts.fromView === undefined ? {} : { fromView: opts.fromView }), continueFrom: attachTo });
+      }
       const buttons = attachTo === undefined ? ['Retry', 'Open Settings'] : ['Retry', 'Forget Conversation', 'Open Settings'];
       const choice = await vscode.window.showErrorMessage(message, ...buttons);
       if (choice === 'Retry') return this.connect(task, opts);

@@ -7,8 +7,8 @@
 // the "OpenHands Agent Server" channel and stops with the bridge.
 import * as vscode from 'vscode';
 import type { Bridge } from './bridge';
-import type { BridgeRequests, FoundServer } from './protocol.gen';
-import { foundWords, llmWords, startQuestion } from './serverWords';
+import type { BridgeRequests, FoundServer, Owner } from './protocol.gen';
+import { foundWords, llmWords, startQuestion, trustQuestion } from './serverWords';
 
 /** Where the person's "always start it" is kept (all workspaces). */
 const alwaysStartKey = 'openhands.alwaysStartServer';
@@ -50,12 +50,29 @@ export class Servers {
     if (configured !== undefined && configured !== '') {
       return { serverUrl: configured, sessionApiKey: (await this.context.secrets.get(this.secretKey)) ?? '' };
     }
-    const found = await bridge.request('openhands/find_server', {});
+    let found = await bridge.request('openhands/find_server', {});
+    const untrusted = found.untrusted?.[0];
+    if (found.found === undefined && untrusted !== undefined) {
+      // Found, but another user runs it: nothing was sent to it.
+      found = (await this.askTrust(bridge, untrusted.serverUrl, untrusted.owner)) ?? found;
+    }
     if (found.found !== undefined) {
       await this.tell(found.found);
       return { serverUrl: found.found.serverUrl, sessionApiKey: '' };
     }
     return this.offerToStart(bridge, found);
+  }
+
+  /**
+   * Asks the person whether to use a server on this machine that another
+   * user runs, showing who; the bridge keeps their answer
+   * (openhands/trust_server) and looks again. Undefined when they declined.
+   */
+  async askTrust(bridge: Bridge, serverUrl: string, owner: Owner): Promise<BridgeRequests['openhands/find_server']['result'] | undefined> {
+    const q = trustQuestion(serverUrl, owner);
+    const choice = await vscode.window.showWarningMessage(q.message, { modal: true, detail: q.detail }, 'Use It Once', 'Always Use It');
+    if (choice === undefined) return undefined;
+    return bridge.request('openhands/trust_server', { serverUrl, uid: owner.uid, always: choice === 'Always Use It' });
   }
 
   private async offerToStart(bridge: Bridge, found: BridgeRequests['openhands/find_server']['result']): Promise<ServerChoice | undefined> {

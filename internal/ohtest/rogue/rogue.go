@@ -124,7 +124,8 @@ func Start(t testing.TB, port int, version string) *Rogue {
 		t.Fatal(err)
 	}
 	r := &Rogue{PID: cmd.Process.Pid, cmd: cmd, got: make(chan struct{}, 1)}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	var once sync.Once
+	t.Cleanup(func() { once.Do(func() { cmd.Process.Kill(); cmd.Wait() }) })
 	lines := bufio.NewScanner(out)
 	lines.Buffer(nil, 64<<20)
 	ready := make(chan int, 1)
@@ -163,6 +164,12 @@ func Start(t testing.TB, port int, version string) *Rogue {
 	return r
 }
 
+// Stop ends the rogue: its port is free again.
+func (r *Rogue) Stop() {
+	r.cmd.Process.Kill()
+	r.cmd.Wait()
+}
+
 // URL is the rogue's base URL.
 func (r *Rogue) URL() string { return fmt.Sprintf("http://127.0.0.1:%d", r.Port) }
 
@@ -184,6 +191,27 @@ func (r *Rogue) CheckNothingReceived(t testing.TB, secrets ...string) {
 			if s != "" && strings.Contains(string(raw), s) {
 				t.Errorf("… and with it the secret %q", s)
 			}
+		}
+	}
+}
+
+// Await waits for a request that ok accepts, and returns it.
+func (r *Rogue) Await(t testing.TB, what string, ok func(Request) bool) Request {
+	t.Helper()
+	deadline := time.After(30 * time.Second)
+	for {
+		r.mu.Lock()
+		for _, req := range r.reqs {
+			if ok(req) {
+				r.mu.Unlock()
+				return req
+			}
+		}
+		r.mu.Unlock()
+		select {
+		case <-r.got:
+		case <-deadline:
+			t.Fatalf("the rogue server did not receive %s within 30 s", what)
 		}
 	}
 }
