@@ -25,8 +25,10 @@ type Config struct {
 	// this build has no MCP.
 	StartMCP MCPStarter
 	// ServerConfig is what the bridge's config file says of the
-	// agent-server, for openhands/find_server.
+	// agent-server, for openhands/find_server; ConfigError why the file
+	// was left out, said there too.
 	ServerConfig localserver.Config
+	ConfigError  error
 	// Trust checks every connection to a server on this machine (the
 	// person's sockets, and those they confirmed with
 	// openhands/trust_server); nil: the person's and root's only.

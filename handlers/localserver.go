@@ -112,7 +112,10 @@ func (h *Handlers) findServer(ctx context.Context, _ *noParams) (*findServerResu
 		return &findServerResult{Found: foundOf(&s.Found), Tried: []TriedServer{}, Untrusted: []UntrustedServer{}, Ways: []StartWay{}}, nil
 	}
 	found, tried, err := localserver.Find(ctx, localserver.Options{Config: h.cfg.ServerConfig, Trust: h.cfg.Trust})
-	out := &findServerResult{Tried: make([]TriedServer, 0, len(tried)), Untrusted: []UntrustedServer{}, Ways: []StartWay{}}
+	out := &findServerResult{Tried: make([]TriedServer, 0, len(tried)+1), Untrusted: []UntrustedServer{}, Ways: []StartWay{}}
+	if err := h.cfg.ConfigError; err != nil {
+		out.Tried = append(out.Tried, TriedServer{Source: string(localserver.FromConfig), Why: err.Error()})
+	}
 	for _, t := range tried {
 		out.Tried = append(out.Tried, TriedServer{Source: string(t.Source), ServerURL: t.URL, Why: t.Why})
 		if u := t.Untrusted; u != nil && !u.Unknown {

@@ -100,7 +100,8 @@ func serveMain(args []string) int {
 		logger.Warn("the config file is left out", "error", err)
 	}
 	trusted := trust()
-	h := handlers.New(handlers.Config{Version: version, Roots: roots, Logger: logger, StartMCP: startMCP(logger, trusted), ServerConfig: file.serverConfig(*configPath), Trust: trusted})
+	h := handlers.New(handlers.Config{Version: version, Roots: roots, Logger: logger, StartMCP: startMCP(logger, trusted),
+		ServerConfig: file.serverConfig(*configPath), ConfigError: err, Trust: trusted})
 	srv := rpc.NewServer(rpc.Options{Methods: h.Methods(), Logger: logger, Shutdown: h.Shutdown})
 	h.Bind(srv)
 	logger.Info("serving on stdio", "version", version, "pid", os.Getpid())
