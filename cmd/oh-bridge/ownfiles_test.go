@@ -77,7 +77,9 @@ func TestPlantedConfigFile(t *testing.T) {
 			if _, err := b.client.Initialize(ctxT(t), nil); err != nil {
 				t.Fatalf("initialize: %v", err)
 			}
-			var found struct{ Tried []struct{ Source, Why string } }
+			var found struct {
+				Tried []struct{ Source, Why string }
+			}
 			if err := b.client.Call(ctxT(t), "openhands/find_server", nil, &found); err != nil {
 				t.Fatal(err)
 			}
