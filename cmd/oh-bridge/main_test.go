@@ -81,7 +81,15 @@ func startBridge(t *testing.T, args ...string) *bridge {
 // environment.
 func startBridgeEnv(t *testing.T, env []string, args ...string) *bridge {
 	t.Helper()
+	return startBridgeIn(t, "", env, args...)
+}
+
+// startBridgeIn is startBridgeEnv with the bridge's working directory dir
+// ("" for the test's).
+func startBridgeIn(t *testing.T, dir string, env []string, args ...string) *bridge {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
 	if env != nil {
 		cmd.Env = append(os.Environ(), env...)
 	}

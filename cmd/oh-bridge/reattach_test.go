@@ -79,7 +79,15 @@ func (a *acpProcess) messages() string {
 
 func startACPProcess(t *testing.T, serverURL string, env []string, answer ...func(map[string]any) any) *acpProcess {
 	t.Helper()
+	return startACPProcessIn(t, "", serverURL, env, answer...)
+}
+
+// startACPProcessIn is startACPProcess with the bridge's working
+// directory dir ("" for the test's).
+func startACPProcessIn(t *testing.T, dir, serverURL string, env []string, answer ...func(map[string]any) any) *acpProcess {
+	t.Helper()
 	cmd := exec.Command(bin, "acp", "--config", "", "--log-file", "-")
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "OH_BRIDGE_SERVER_URL="+serverURL, "LLM_MODEL=stand-in/scripted", "LLM_API_KEY=k")
 	cmd.Env = append(cmd.Env, env...)
 	stdin, _ := cmd.StdinPipe()

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -166,5 +167,53 @@ func TestTrustServerCommand(t *testing.T) {
 	}
 	if out, code := run("", "http://10.1.2.3:8000"); code != 2 || !strings.Contains(out, "not a server on this machine") {
 		t.Errorf("a remote URL: exit %d\n%s", code, out)
+	}
+}
+
+// TestPlantedModuleRunsNothing: a cloned repository holding an openhands
+// package, opened as the workspace and as the bridge's working directory,
+// runs nothing when a server is looked for (the editor's find_server, ACP's
+// first prompt) nor when one is started the python way.
+func TestPlantedModuleRunsNothing(t *testing.T) {
+	holdDefaultPorts(t)
+	ws := t.TempDir()
+	marker := filepath.Join(t.TempDir(), "ran")
+	for path, data := range map[string]string{
+		"openhands/__init__.py":                    "open(" + strconv.Quote(marker) + ", 'a').write('ran\\n')\n",
+		"openhands/agent_server/__init__.py":       "",
+		"openhands/agent_server/__main__.py":       "open(" + strconv.Quote(marker) + ", 'a').write('main\\n')\n",
+		"bin/agent-server":                         "#!/bin/sh\necho ran >> " + marker + "\n",
+		"node_modules/.bin/openhands-agent-server": "#!/bin/sh\necho ran >> " + marker + "\n",
+	} {
+		p := filepath.Join(ws, path)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		must(t, os.WriteFile(p, []byte(data), 0o755))
+	}
+	home := t.TempDir()
+	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "XDG_DATA_HOME=" + filepath.Join(home, ".local", "share"),
+		"PATH=bin:" + filepath.Join(ws, "node_modules", ".bin") + ":/usr/bin:/bin", "PYTHONPATH=" + ws,
+		"OH_BRIDGE_SERVER_URL=", "OH_BRIDGE_SESSION_API_KEY=", "LOCAL_BACKEND_API_KEY="}
+	b := startBridgeIn(t, ws, env, "--stdio", "--workspace", ws, "--config", filepath.Join(home, "none.json"))
+	if _, err := b.client.Initialize(ctxT(t), nil); err != nil {
+		t.Fatal(err)
+	}
+	var found struct {
+		Ways []struct{ Kind, Command string }
+	}
+	must(t, b.client.Call(ctxT(t), "openhands/find_server", nil, &found))
+	for _, w := range found.Ways {
+		if strings.Contains(w.Command, ws) || w.Kind == "installed" {
+			t.Errorf("a way from the workspace is offered: %+v", w)
+		}
+	}
+	if data, err := os.ReadFile(marker); err == nil {
+		t.Fatalf("the workspace's code ran on find_server: %q", data)
+	}
+	a := startACPProcessIn(t, ws, "", env)
+	s, err := a.call("session/new", map[string]any{"cwd": ws, "mcpServers": []any{}})
+	must(t, err)
+	a.prompt(s["sessionId"].(string), "hello")
+	if data, err := os.ReadFile(marker); err == nil {
+		t.Fatalf("the workspace's code ran on ACP's first prompt: %q", data)
 	}
 }
