@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the real OpenHands the tests run: one virtual environment per lock
 # file given (default: every *.txt lock here but uv.txt), under
-#   ${XDG_CACHE_HOME:-$HOME/.cache}/oh-bridge/openhands/<name>-<hash>/
+#   ~/.cache/oh-bridge/openhands/<name>-<hash>/   (OH_BRIDGE_OPENHANDS_CACHE
+#   moves it; the tests look there too, whatever HOME they run with)
 # where <hash> is the first 16 hex digits of the lock file's SHA-256, so a
 # changed lock gets a new environment and the Go helper
 # (agentserver/realserver) finds the one that matches the lock it reads.
@@ -16,7 +17,7 @@
 # Usage: test/openhands/install.sh [NAME ...]   e.g. agent-server-1.58
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-cache="${XDG_CACHE_HOME:-$HOME/.cache}/oh-bridge/openhands"
+cache="${OH_BRIDGE_OPENHANDS_CACHE:-$HOME/.cache/oh-bridge/openhands}"
 marker=.oh-bridge-complete
 mkdir -p "$cache"
 
