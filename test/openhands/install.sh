@@ -15,6 +15,7 @@
 # its own environment under the cache).
 #
 # Usage: test/openhands/install.sh [NAME ...]   e.g. agent-server-1.58
+#        test/openhands/install.sh --uv          installs uv, prints its path
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cache="${OH_BRIDGE_OPENHANDS_CACHE:-$HOME/.cache/oh-bridge/openhands}"
@@ -82,6 +83,10 @@ if [ ! -f "$uv_dir/$marker" ]; then
   settle "$tmp" "$uv_dir"
 fi
 uv="$uv_dir/bin/uv"
+if [ "${1:-}" = --uv ]; then
+  echo "$uv"
+  exit 0
+fi
 export UV_CACHE_DIR="$cache/uv-cache" UV_PYTHON_DOWNLOADS=never UV_NO_CONFIG=1
 
 names=("$@")
