@@ -72,6 +72,15 @@ func realServerDrivesTheBridge(t *testing.T, lock string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The bridge finds its endpoint in the conversation the server
+	// returns; the server hides the header's token.
+	info, err := c.Conversation(ctx, conv.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ep, ok := info.BridgeMCP(); !ok || ep.URL != b.ep.URL || ep.Token != "" {
+		t.Errorf("BridgeMCP of the server's conversation: %+v %v; want %s with the token hidden", ep, ok, b.ep.URL)
+	}
 	r := newRecorder()
 	o := connectOptions(b, srv.URL, r)
 	o.SessionAPIKey = srv.Key
@@ -98,15 +107,17 @@ func realServerDrivesTheBridge(t *testing.T, lock string) {
 			t.Errorf("no %s among the events streamed: %s", want, strings.Join(kinds, ", "))
 		}
 	}
-	// The SystemPromptEvent lists the tools the agent has: the bridge's
-	// three over MCP, and the SDK's finish and think.
+	// The SystemPromptEvent lists the tools the agent has: the SDK's
+	// finish and think, and the bridge's three over MCP.
 	for _, e := range events {
 		if p := parse(e); p.Kind == "SystemPromptEvent" {
 			var names []string
 			for _, tl := range p.Tools {
 				names = append(names, tl.Title)
 			}
-			t.Logf("system prompt tools: %v", names)
+			if want := []string{"finish", "think", "file_editor", "task_tracker", "terminal"}; !slices.Equal(names, want) {
+				t.Errorf("the system prompt's tools are %q, want %q", names, want)
+			}
 		}
 	}
 	// The conversation is kept under the server's cwd.
