@@ -89,8 +89,11 @@ if [ "${1:-}" = --uv ]; then
 fi
 export UV_CACHE_DIR="$cache/uv-cache" UV_PYTHON_DOWNLOADS=never UV_NO_CONFIG=1
 
-names=("$@")
-if [ ${#names[@]} -eq 0 ]; then
+# (Written for bash 3.2 too, macOS's: no empty array is expanded under set -u.)
+if [ $# -gt 0 ]; then
+  names=("$@")
+else
+  names=()
   for f in "$here"/*.txt; do
     n=$(basename "$f" .txt)
     case $n in uv | constraints-*) continue ;; esac
