@@ -124,6 +124,11 @@ type Conversation struct {
 	asking  bool                       // a confirmation is being asked and answered
 	asked   map[string]bool            // actions the user was asked about
 	calls   map[string]string          // action ids by tool call id
+	// answered are actions whose observation (by action id) or error (by
+	// tool call id) came before them: a socket attached to a running
+	// conversation gets live events while it still replays the log, so an
+	// action can arrive after its answer.
+	answered, answeredCalls map[string]bool
 	// delivered counts the events passed to OnEvent, once it returned.
 	delivered int
 }
@@ -381,9 +386,12 @@ func (s *Conversation) deliver(data []byte) {
 	if h.Timestamp != "" {
 		s.last = h.Timestamp
 	}
+	if s.answered == nil {
+		s.answered, s.answeredCalls = map[string]bool{}, map[string]bool{}
+	}
 	switch h.Kind {
 	case "ActionEvent":
-		if h.ID != "" {
+		if h.ID != "" && !s.answered[h.ID] && (h.ToolCallID == "" || !s.answeredCalls[h.ToolCallID]) {
 			s.pending[h.ID] = data
 			s.order = append(s.order, h.ID)
 			if h.ToolCallID != "" {
@@ -391,9 +399,17 @@ func (s *Conversation) deliver(data []byte) {
 			}
 		}
 	case "ObservationEvent", "UserRejectObservation":
-		delete(s.pending, h.ActionID)
+		if _, ok := s.pending[h.ActionID]; ok {
+			delete(s.pending, h.ActionID)
+		} else if h.ActionID != "" {
+			s.answered[h.ActionID] = true
+		}
 	case "AgentErrorEvent":
-		delete(s.pending, s.calls[h.ToolCallID])
+		if id, ok := s.calls[h.ToolCallID]; ok {
+			delete(s.pending, id)
+		} else if h.ToolCallID != "" {
+			s.answeredCalls[h.ToolCallID] = true
+		}
 	}
 	s.mu.Unlock()
 	if s.opts.OnEvent != nil {
