@@ -194,12 +194,14 @@ type StartOptions struct {
 const StartTimeout = 5 * time.Minute
 
 // Server is an agent-server the bridge started. It stops when Stop is
-// called, and with the bridge: it runs in its own process group, and on
-// Linux the kernel ends it if the bridge dies first.
+// called, and with the bridge, however the bridge ends: it runs under a
+// supervisor that ends it, with what it started, when the bridge dies
+// (supervise.go; docs/platforms.md says what each platform reaches:
+// Windows has no supervisor yet).
 type Server struct {
 	Found
 	Way  Way
-	cmd  *exec.Cmd
+	proc serverProcess
 	done chan struct{}
 	err  error // how the process ended, once done is closed
 
@@ -262,13 +264,13 @@ func Start(ctx context.Context, w Way, o StartOptions) (*Server, error) {
 		out = io.MultiWriter(o.Log, tail)
 	}
 	cmd.Stdout, cmd.Stderr = out, out
-	ownGroup(cmd)
-	if err := cmd.Start(); err != nil {
+	proc, err := launch(cmd)
+	if err != nil {
 		return nil, &StartError{Way: w, Reason: err.Error()}
 	}
-	s := &Server{Way: w, cmd: cmd, done: make(chan struct{})}
+	s := &Server{Way: w, proc: proc, done: make(chan struct{})}
 	s.Found = Found{URL: "http://127.0.0.1:" + strconv.Itoa(port), SessionAPIKey: key, Source: FromStarted, KeySource: "the key the bridge made for it"}
-	go func() { s.err = cmd.Wait(); close(s.done) }()
+	go func() { s.err = proc.wait(); close(s.done) }()
 
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
@@ -327,24 +329,19 @@ func (s *Server) ownsPort(port int) (bool, error) {
 	return false, fmt.Errorf("port %d, picked free for it, was taken before it listened by %s: nothing was sent there; start it again", port, o.Describe())
 }
 
-// PID is the server's process id (its process group's).
-func (s *Server) PID() int { return s.cmd.Process.Pid }
+// PID is the server's process id (its process group's), not its
+// supervisor's.
+func (s *Server) PID() int { return s.proc.pid() }
 
-// Done is closed when the server's process has ended.
+// Done is closed when the server's process, and what it started, have
+// ended.
 func (s *Server) Done() <-chan struct{} { return s.done }
 
-// Stop ends the server: SIGTERM to its process group, SIGKILL 5 s later
-// if it is still there. It returns once the process has ended.
+// Stop ends the server: SIGTERM to its process group, then SIGKILL to
+// what is left of its tree once the server has ended (under a
+// supervisor) or 5 s later. It returns once the server has ended.
 func (s *Server) Stop() {
-	s.stopOnce.Do(func() {
-		signalGroup(s.cmd, false)
-		select {
-		case <-s.done:
-		case <-time.After(5 * time.Second):
-			signalGroup(s.cmd, true)
-			<-s.done
-		}
-	})
+	s.stopOnce.Do(func() { s.proc.stop(s.done) })
 }
 
 func exitWords(err error) string {

@@ -23,6 +23,7 @@ import (
 	"strings"
 
 	"github.com/oh-bridge/oh-bridge/handlers"
+	"github.com/oh-bridge/oh-bridge/localserver"
 	"github.com/oh-bridge/oh-bridge/rpc"
 	"github.com/oh-bridge/oh-bridge/workspace"
 )
@@ -31,6 +32,9 @@ import (
 var version = "0.1.0-dev"
 
 func main() {
+	// The supervisor of an agent-server the bridge starts is this binary
+	// again (localserver/supervise.go): it supervises, and exits, here.
+	localserver.RunSupervisorIfAsked()
 	if len(os.Args) > 1 {
 		switch os.Args[1] {
 		case "replay":
