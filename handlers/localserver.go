@@ -147,6 +147,7 @@ func (h *Handlers) ways() []localserver.Way {
 }
 
 func ownerOf(o sockowner.Owner) Owner {
+	o = o.Resolve()
 	return Owner{UID: o.UID, User: o.UserName(), PID: o.PID, Program: o.Program, Command: o.Command, Description: o.Describe()}
 }
 

@@ -316,6 +316,7 @@ func Start(ctx context.Context, w Way, o StartOptions) (*Server, error) {
 // while nothing listens yet; an error when something else took the port.
 func (s *Server) ownsPort(port int) (bool, error) {
 	o, listening, err := sockowner.Listening(netip.MustParseAddr("127.0.0.1"), port)
+	o = o.Resolve()
 	switch {
 	case err != nil:
 		return true, nil // this system cannot tell: the probe's answer decides

@@ -95,6 +95,7 @@ func (e *UntrustedError) Data() map[string]any {
 
 // OwnerData is an owner as the faces show it.
 func OwnerData(o sockowner.Owner) map[string]any {
+	o = o.Resolve()
 	d := map[string]any{"uid": o.UID, "user": o.UserName(), "description": o.Describe()}
 	if o.PID > 0 {
 		d["pid"] = o.PID
@@ -206,6 +207,7 @@ func (t *Trust) Check(rawURL string) (sockowner.Owner, error) {
 	case !listening:
 		return o, &NotListeningError{URL: rawURL}
 	case !t.trusts(o, port):
+		o = o.Resolve()
 		return o, &UntrustedError{URL: rawURL, Port: port, Owner: o, Choices: t.choicesPath()}
 	}
 	return o, nil
@@ -272,7 +274,7 @@ func (t *Trust) policy(owner sockowner.Owner, remote netip.AddrPort) error {
 	if t.trusts(owner, int(remote.Port())) {
 		return nil
 	}
-	return &UntrustedError{URL: "http://" + remote.String(), Port: int(remote.Port()), Owner: owner, Choices: t.choicesPath()}
+	return &UntrustedError{URL: "http://" + remote.String(), Port: int(remote.Port()), Owner: owner.Resolve(), Choices: t.choicesPath()}
 }
 
 // unknown decides about a loopback connection whose owner cannot be

@@ -6,9 +6,12 @@
 // port of its own (the MCP endpoint); a port says nothing of who holds it,
 // and any user of the machine can listen on a free one. Its owner does.
 //
-// On Linux the kernel says it in /proc/net/tcp and tcp6: every socket's
-// owner uid, including the socket a server accepted a connection on (it
-// inherits its listener's owner) and a connection not yet accepted. On
+// On Linux the kernel says it: every socket's owner uid, including the
+// socket a server accepted a connection on (it inherits its listener's
+// owner) and a connection not yet accepted. It is asked over netlink
+// (sock_diag, one socket by its four-tuple: microseconds), or where that
+// is refused, read from /proc/net/tcp and tcp6 (the whole table as text:
+// tens of milliseconds with thousands of sockets). On
 // macOS, lsof (at its system path, never one found on PATH) names the
 // process and user. Elsewhere the owner cannot be found (ErrUnsupported).
 //
@@ -43,6 +46,20 @@ type Owner struct {
 	// when the process can be seen.
 	Program string
 	Command string
+
+	// inode is the socket's, for Resolve: finding the process means
+	// reading every process's descriptors, which only the words need.
+	inode uint64
+}
+
+// Resolve fills in the process holding the socket (PID, Program,
+// Command) where this user may see it. Listening and Peer give the owner
+// at once and leave the process to this: the decision needs the uid only.
+func (o Owner) Resolve() Owner {
+	if o.PID == 0 && o.inode != 0 {
+		o = resolve(o)
+	}
+	return o
 }
 
 // UserName is the owner's login name, or "" when it has none.
@@ -57,6 +74,7 @@ func (o Owner) UserName() string {
 // Describe says who it is in words, for the person: "user nobody (uid
 // 65534), process 4242 (/usr/bin/python3 -m http.server)".
 func (o Owner) Describe() string {
+	o = o.Resolve()
 	s := fmt.Sprintf("uid %d", o.UID)
 	if name := o.UserName(); name != "" {
 		s = fmt.Sprintf("user %s (uid %d)", name, o.UID)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"net/netip"
 	"os"
@@ -109,6 +110,14 @@ func reaches(bound, addr netip.Addr) bool {
 }
 
 func listening(addr netip.Addr, port int) (Owner, bool, error) {
+	if o, ok, err := diagListening(addr, port); err == nil {
+		return o, ok, nil
+	}
+	return procListening(addr, port)
+}
+
+// procListening is listening from /proc/net/tcp and tcp6.
+func procListening(addr netip.Addr, port int) (Owner, bool, error) {
 	entries, err := readEntries()
 	if err != nil {
 		return Owner{}, false, err
@@ -137,6 +146,23 @@ func listening(addr netip.Addr, port int) (Owner, bool, error) {
 const peerWait = 500 * time.Millisecond
 
 func peer(local, remote netip.AddrPort) (Owner, error) {
+	o, err := diagPeer(local, remote)
+	if err == nil {
+		return o, nil
+	}
+	if errors.Is(err, errNoSocket) {
+		// Not in the established table: a listener on the port is who
+		// will accept it (the same owner, by the kernel's rule).
+		if l, ok, lerr := listening(remote.Addr(), int(remote.Port())); lerr == nil && ok {
+			return l, nil
+		}
+		return Owner{}, &NotFoundError{What: fmt.Sprintf("the far end of %s → %s", local, remote)}
+	}
+	return procPeer(local, remote)
+}
+
+// procPeer is peer from /proc/net/tcp and tcp6.
+func procPeer(local, remote netip.AddrPort) (Owner, error) {
 	deadline := time.Now().Add(peerWait)
 	pause := 200 * time.Microsecond
 	for {
@@ -149,7 +175,7 @@ func peer(local, remote netip.AddrPort) (Owner, error) {
 				switch e.state {
 				case stateEstablished, stateSynRecv, stateNewSynRecv:
 					o := describe(e.uid, e.inode)
-					if o.PID == 0 {
+					if e.inode == 0 {
 						// Not accepted yet: the listener's process
 						// will take it (the same owner, by the
 						// kernel's rule).
@@ -173,14 +199,13 @@ func peer(local, remote netip.AddrPort) (Owner, error) {
 	}
 }
 
-// describe finds the process holding the socket inode, where this user
-// may look into its file descriptors.
-func describe(uid int, inode uint64) Owner {
-	o := Owner{UID: uid}
-	if inode == 0 {
-		return o
-	}
-	if pid := pidOfInode(inode); pid > 0 {
+// describe is the owner of a socket, its process left to Resolve.
+func describe(uid int, inode uint64) Owner { return Owner{UID: uid, inode: inode} }
+
+// resolve finds the process holding the socket, where this user may look
+// into its file descriptors.
+func resolve(o Owner) Owner {
+	if pid := pidOfInode(o.inode); pid > 0 {
 		o.PID = pid
 		o.Program, _ = os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "exe"))
 		if cmd, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline")); err == nil {

@@ -32,6 +32,7 @@ func TestListeningOwnSocket(t *testing.T) {
 		if err != nil || !ok {
 			t.Fatalf("%s: Listening = %v, %v", network, ok, err)
 		}
+		o = o.Resolve()
 		if o.UID != os.Getuid() || o.PID != os.Getpid() || !o.IsPersonOrRoot() {
 			t.Errorf("%s: owner %+v, want uid %d pid %d", network, o, os.Getuid(), os.Getpid())
 		}
@@ -81,6 +82,7 @@ func TestAnotherUsersServer(t *testing.T) {
 	if o.UID != rogue.UID || o.IsPersonOrRoot() {
 		t.Errorf("owner %+v, want uid %d", o, rogue.UID)
 	}
+	o = o.Resolve()
 	if o.PID == 0 || !strings.Contains(o.Command, "python3") {
 		t.Errorf("root sees every process: want the rogue's pid and command, got %+v", o)
 	}
