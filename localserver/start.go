@@ -442,12 +442,34 @@ func stateEnv(dir string) (string, []string, error) {
 	}
 	// Everything the server keeps goes under dir, named in full: its
 	// defaults are relative to its working directory (workspace/...).
-	return dir, []string{
+	env := []string{
 		"OH_PERSISTENCE_DIR=" + dir, "OH_SECRET_KEY=" + secret,
 		"OH_CONVERSATIONS_PATH=" + filepath.Join(dir, "conversations"),
 		"OH_BASH_EVENTS_DIR=" + filepath.Join(dir, "bash_events"),
 		"OPENHANDS_AGENT_SERVER_CONFIG_PATH=" + filepath.Join(dir, "agent_server_config.json"),
-	}, nil
+	}
+	// And it reaches nothing beyond this machine on its own: the bridge
+	// opens no connection the person did not ask for, nor does a server
+	// it starts. These are defaults: the person's environment wins.
+	for _, kv := range quietServer {
+		if k, _, _ := strings.Cut(kv, "="); os.Getenv(k) == "" {
+			env = append(env, kv)
+		}
+	}
+	return dir, env, nil
+}
+
+// quietServer turns off what an agent-server would fetch or send at start
+// with nothing asked of it (docs/openhands-local.md, section E): LiteLLM's
+// model cost map from GitHub, browser-use's telemetry, the tools' preload
+// (Chromium) and the VS Code server, which an agent with only the bridge's
+// tools never uses.
+var quietServer = []string{
+	"LITELLM_LOCAL_MODEL_COST_MAP=True",
+	"ANONYMIZED_TELEMETRY=false",
+	"OH_PRELOAD_TOOLS=false",
+	"OH_ENABLE_VSCODE=false",
+	"OPENHANDS_SUPPRESS_BANNER=1",
 }
 
 // readSecret reads the state directory's secret key: the bridge's own
