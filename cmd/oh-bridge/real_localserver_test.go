@@ -33,7 +33,9 @@ func TestStartTheRealServer(t *testing.T) {
 	if _, err := b.client.Initialize(ctxT(t), nil); err != nil {
 		t.Fatal(err)
 	}
-	var found struct{ Ways []struct{ Kind, Command string } }
+	var found struct {
+		Ways []struct{ Kind, Command string }
+	}
 	must(t, b.client.Call(ctxT(t), "openhands/find_server", nil, &found))
 	if len(found.Ways) == 0 || found.Ways[0].Kind != "installed" || !strings.HasPrefix(found.Ways[0].Command, filepath.Join(venv, "bin", "agent-server")) {
 		t.Fatalf("ways: %+v", found.Ways)
