@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+
+	"github.com/oh-bridge/oh-bridge/internal/ohtest"
 )
 
 // treeScript is a server's stand-in for the supervisor's tests, in bash
@@ -18,16 +20,7 @@ import (
 // is), it writes "pids SERVER GROUP SESSION DAEMON" to stdout. With an
 // argument, it then exits with that status instead of sleeping; with
 // TREE_IGNORES_TERM set, it ignores SIGTERM too.
-const treeScript = `
-fifo=$(mktemp -u) && mkfifo "$fifo" && exec 3<>"$fifo" && rm "$fifo" || exit 1
-(trap '' TERM; echo $BASHPID >&3; exec sleep 1000 3>&-) &
-read group <&3
-setsid bash -c 'echo $$ >&3; exec sleep 1000 3>&-' &
-read session <&3
-( setsid bash -c 'echo $$ >&3; exec sleep 1000 3>&-' & )
-read daemon <&3
-exec 3>&-
-echo "No module named openhands.agent_server" >&2
+const treeScript = "\n" + ohtest.LeaveTree + `echo "No module named openhands.agent_server" >&2
 [ -n "$TREE_IGNORES_TERM" ] && trap '' TERM
 echo "pids $$ $group $session $daemon"
 [ -n "$1" ] && exit "$1"

@@ -51,18 +51,10 @@ func fakeAgentServerWithChildren(t *testing.T, standInArgs ...string) (dir, pids
 	script := fmt.Sprintf(`#!/bin/bash
 host=127.0.0.1 port=8000
 while [ $# -gt 0 ]; do case "$1" in --host) host=$2; shift 2;; --port) port=$2; shift 2;; *) shift;; esac; done
-fifo=$(mktemp -u) && mkfifo "$fifo" && exec 3<>"$fifo" && rm "$fifo" || exit 1
-(trap '' TERM; echo $BASHPID >&3; exec sleep 1000 3>&-) &
-read group <&3
-setsid bash -c 'echo $$ >&3; exec sleep 1000 3>&-' &
-read session <&3
-( setsid bash -c 'echo $$ >&3; exec sleep 1000 3>&-' & )
-read daemon <&3
-exec 3>&-
-echo "$$ $group $session $daemon" > %q
+%secho "$$ $group $session $daemon" > %q
 echo "agent-server stand-in starting on $host:$port"
 exec %q %q --host "$host" --port "$port" --session-api-key "$OH_SESSION_API_KEYS_0" %s
-`, pidsFile, agentservertest.SystemPython, agentservertest.Script(), shellWords(standInArgs))
+`, ohtest.LeaveTree, pidsFile, agentservertest.SystemPython, agentservertest.Script(), shellWords(standInArgs))
 	if err := os.WriteFile(filepath.Join(dir, "agent-server"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -137,23 +136,12 @@ func TestPlantedChoicesFile(t *testing.T) {
 			}
 
 			// ACP: "always start" is not believed: the person is asked.
-			var mu sync.Mutex
-			var asked []string
-			a := startACPProcess(t, "", append(rogueEnv(home), "PATH="+path+":/usr/bin:/bin"), func(m map[string]any) any {
-				if m["method"] != "session/request_permission" {
-					return nil
-				}
-				raw, _ := json.Marshal(m["params"])
-				mu.Lock()
-				asked = append(asked, string(raw))
-				mu.Unlock()
-				return map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "reject_once"}}
-			})
+			q := &questions{}
+			a := startACPProcess(t, "", append(rogueEnv(home), "PATH="+path+":/usr/bin:/bin"), q.reject)
 			s, err := a.call("session/new", map[string]any{"cwd": t.TempDir(), "mcpServers": []any{}})
 			must(t, err)
 			a.prompt(s["sessionId"].(string), "hello")
-			mu.Lock()
-			defer mu.Unlock()
+			asked := q.asked()
 			if len(asked) == 0 || !strings.Contains(strings.Join(asked, "\n"), "Start ") {
 				t.Errorf("the planted \"always start\" was believed: asked %v", asked)
 			}

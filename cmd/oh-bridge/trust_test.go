@@ -97,31 +97,47 @@ func TestRogueOnTheDefaultPortsGetsNothing(t *testing.T) {
 	})
 
 	t.Run("ACP", func(t *testing.T) {
-		var mu sync.Mutex
-		var asked []string
-		a := startACPProcess(t, "", rogueEnv(home), func(m map[string]any) any {
-			if m["method"] != "session/request_permission" {
-				return nil
-			}
-			raw, _ := json.Marshal(m["params"])
-			mu.Lock()
-			asked = append(asked, string(raw))
-			mu.Unlock()
-			return map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "reject_once"}}
-		})
+		q := &questions{}
+		a := startACPProcess(t, "", rogueEnv(home), q.reject)
 		s, err := a.call("session/new", map[string]any{"cwd": t.TempDir(), "mcpServers": []any{}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		a.prompt(s["sessionId"].(string), "hello")
-		mu.Lock()
-		defer mu.Unlock()
+		asked := q.asked()
 		if len(asked) == 0 || !strings.Contains(asked[0], "run by user nobody (uid 65534), process ") || !strings.Contains(asked[0], "127.0.0.1:") {
 			t.Fatalf("the person was not asked about the server with its owner: %v", asked)
 		}
 	})
 	onDefault.CheckNothingReceived(t, secrets...)
 	onCanvas.CheckNothingReceived(t, secrets...)
+}
+
+// questions is an ACP client's side of the bridge's permission
+// questions: it declines each, and keeps their params.
+type questions struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+// reject answers a session/request_permission reject_once (nil for any
+// other request: acpProcess's default answers it).
+func (q *questions) reject(m map[string]any) any {
+	if m["method"] != "session/request_permission" {
+		return nil
+	}
+	raw, _ := json.Marshal(m["params"])
+	q.mu.Lock()
+	q.seen = append(q.seen, string(raw))
+	q.mu.Unlock()
+	return map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "reject_once"}}
+}
+
+// asked are the questions' params, as JSON, so far.
+func (q *questions) asked() []string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return append([]string(nil), q.seen...)
 }
 
 // errorData is a JSON-RPC error's data, as JSON.

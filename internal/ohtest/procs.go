@@ -7,6 +7,22 @@ import (
 	"strings"
 )
 
+// LeaveTree is bash that leaves, beside the script's own process, the
+// three kinds of process a server's tree can hold: a child in its group
+// that ignores SIGTERM, a child that left for a session of its own
+// (setsid), and a double-forked grandchild in another session. Their
+// pids are in $group, $session and $daemon afterwards. The tests of what
+// ends a started agent-server's tree run it.
+const LeaveTree = `fifo=$(mktemp -u) && mkfifo "$fifo" && exec 3<>"$fifo" && rm "$fifo" || exit 1
+(trap '' TERM; echo $BASHPID >&3; exec sleep 1000 3>&-) &
+read group <&3
+setsid bash -c 'echo $$ >&3; exec sleep 1000 3>&-' &
+read session <&3
+( setsid bash -c 'echo $$ >&3; exec sleep 1000 3>&-' & )
+read daemon <&3
+exec 3>&-
+`
+
 // Proc is what /proc/PID/stat says about a process.
 type Proc struct {
 	PID, PPID, Session int

@@ -201,3 +201,16 @@ func clip(s string, n int) string {
 	}
 	return string(r[:n]) + "…"
 }
+
+// DescendsFrom says whether pid is ancestor or one of its descendants,
+// following ParentPID (where the system tells no parent, only pid itself
+// is).
+func DescendsFrom(pid, ancestor int) bool {
+	for i := 0; pid > 1 && i < 4096; i++ {
+		if pid == ancestor {
+			return true
+		}
+		pid = ParentPID(pid)
+	}
+	return pid == ancestor
+}

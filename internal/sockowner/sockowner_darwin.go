@@ -134,16 +134,5 @@ func ParentPID(pid int) int {
 	return int(kp.Eproc.Ppid)
 }
 
-// DescendsFrom says whether pid is ancestor or one of its descendants.
-func DescendsFrom(pid, ancestor int) bool {
-	for i := 0; pid > 1 && i < 4096; i++ {
-		if pid == ancestor {
-			return true
-		}
-		pid = ParentPID(pid)
-	}
-	return pid == ancestor
-}
-
 // resolve: lsof named the process already.
 func resolve(o Owner) Owner { return o }

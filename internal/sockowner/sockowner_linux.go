@@ -260,14 +260,3 @@ func ParentPID(pid int) int {
 	ppid, _ := strconv.Atoi(f[1])
 	return ppid
 }
-
-// DescendsFrom says whether pid is ancestor or one of its descendants.
-func DescendsFrom(pid, ancestor int) bool {
-	for i := 0; pid > 1 && i < 4096; i++ {
-		if pid == ancestor {
-			return true
-		}
-		pid = ParentPID(pid)
-	}
-	return pid == ancestor
-}

@@ -11,7 +11,4 @@ func peer(netip.AddrPort, netip.AddrPort) (Owner, error) { return Owner{}, ErrUn
 // ParentPID is unknown here (0).
 func ParentPID(int) int { return 0 }
 
-// DescendsFrom is true only for pid itself: ancestry cannot be read here.
-func DescendsFrom(pid, ancestor int) bool { return pid == ancestor }
-
 func resolve(o Owner) Owner { return o }
