@@ -16,14 +16,14 @@ import (
 // MaxMessageSize is the largest message the bridge reads, on the editor's
 // face (Content-Length frames) and ACP's (lines). The largest a legitimate
 // client sends is a whole document: VS Code hands its extensions documents
-// of up to 50 MB (textDocument/didOpen and fs/write_text_file carry one),
-// and JSON's escapes (newlines, quotes, backslashes) add to that; an ACP
-// client answers fs/read_text_file with a whole file and may embed files
-// in a prompt. 64 MiB leaves room for that and bounds what one message
-// costs (about three times its size at the peak, docs/safety.md). A larger
-// message is read to its end without being held, answered -32600 with
-// kind message_too_large under its id when its first bytes name one, and
-// the connection goes on.
+// of up to 50 MB (its MODEL_SYNC_LIMIT), which textDocument/didOpen and
+// fs/write_text_file carry, and JSON's escapes (newlines, quotes,
+// backslashes) add to that; an ACP client answers fs/read_text_file with a
+// whole file and may embed files in a prompt. 64 MiB leaves room for that
+// and bounds what one message costs (one to three times its size at the
+// peak, docs/safety.md). A larger message is read to its end without being
+// held, answered -32600 with kind message_too_large under its id when its
+// first bytes name one, and the connection goes on.
 const MaxMessageSize = 64 << 20
 
 // maxHeaderLine bounds a header line, so garbage without newlines cannot
