@@ -65,7 +65,9 @@ func ReadLine(r *bufio.Reader, limit int) ([]byte, error) {
 		size += int64(len(chunk))
 		switch {
 		case lead != nil:
-			// Over the limit: counted, not kept.
+			// Over the limit: counted, not kept, but for the first
+			// leadLen bytes (a limit under leadLen, in tests).
+			lead = append(lead, chunk[:min(len(chunk), leadLen-len(lead))]...)
 		case size > int64(limit):
 			lead = make([]byte, 0, leadLen)
 			for _, b := range append(blocks, cur, chunk) {
