@@ -58,8 +58,7 @@ func ReadLine(r *bufio.Reader, limit int) ([]byte, error) {
 		if len(chunk) > 0 {
 			seen = true
 		}
-		end := err == nil // the chunk ends with the newline
-		if end {
+		if err == nil { // the chunk ends with the newline
 			chunk = chunk[:len(chunk)-1]
 		}
 		size += int64(len(chunk))
@@ -77,8 +76,9 @@ func ReadLine(r *bufio.Reader, limit int) ([]byte, error) {
 		default:
 			for len(chunk) > 0 {
 				if len(blocks) > 0 || len(cur)+len(chunk) > lineBlock {
-					// Past the first block, blocks of lineBlock bytes: no
-					// regrowth, no copy of what was read.
+					// Past the first block (grown by append up to
+					// lineBlock), blocks of lineBlock bytes: none is
+					// grown, so none is copied again.
 					if cur == nil || len(cur) == cap(cur) {
 						if cur != nil {
 							blocks = append(blocks, cur)
