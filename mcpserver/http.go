@@ -1,15 +1,18 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,6 +23,15 @@ import (
 
 // Path is where the endpoint serves MCP.
 const Path = "/mcp"
+
+// BodyTimeout bounds the time a request's body takes to arrive once its
+// headers have: a client that trickles a body is answered 408 and its
+// connection closed, where it used to hold a connection and its goroutine
+// for as long as it liked. A whole MaxMessageSize body takes milliseconds
+// on the loopback. The bound is on the body only: the response a request
+// streams (a long terminal call) and the event stream a GET holds open
+// are not cut by it (TestStreamsOutliveTheBodyDeadline).
+const BodyTimeout = 10 * time.Second
 
 // SessionIdleTimeout closes an HTTP session (and its agent's terminal)
 // that sent nothing for this long: a client that went away without saying
@@ -62,6 +74,9 @@ type HTTPOptions struct {
 	// AllowUID says whose processes may connect (peers.go); nil: the
 	// person's and root's.
 	AllowUID func(uid int) bool
+	// BodyTimeout is how long a request's body may take to arrive once
+	// its headers have (0: BodyTimeout).
+	BodyTimeout time.Duration
 }
 
 // ListenHTTP opens the endpoint on 127.0.0.1, with the token given or a
@@ -94,8 +109,11 @@ func (s *Server) ListenHTTP(o HTTPOptions) (*Endpoint, error) {
 		done:  make(chan struct{}),
 		s:     s,
 	}
+	// The SDK bounds a body at 4 MiB unless told (go-sdk v1.8.0,
+	// mcp/streamable.go: DefaultMaxRequestBodyBytes); stdio takes
+	// MaxMessageSize, and so does HTTP.
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
-		&mcp.StreamableHTTPOptions{SessionTimeout: SessionIdleTimeout, Logger: s.sdkLog})
+		&mcp.StreamableHTTPOptions{SessionTimeout: SessionIdleTimeout, Logger: s.sdkLog, MaxRequestBodyBytes: MaxMessageSize})
 	grace := o.StreamGoneGrace
 	if grace <= 0 {
 		grace = StreamGoneGrace
@@ -105,9 +123,16 @@ func (s *Server) ListenHTTP(o HTTPOptions) (*Endpoint, error) {
 	s.mu.Lock()
 	s.watch = w
 	s.mu.Unlock()
+	bodyTimeout := o.BodyTimeout
+	if bodyTimeout <= 0 {
+		bodyTimeout = BodyTimeout
+	}
 	idle := &idleConns{max: maxIdleConns}
 	e.srv = &http.Server{
-		Handler:           guard(w.handler(h), e.Token, port, o.AllowedOrigins),
+		Handler: bodyDeadline(guard(holdBody(w.handler(h), bodyTimeout), e.Token, port, o.AllowedOrigins), bodyTimeout),
+		// No ReadTimeout: bodyDeadline bounds a body instead, so that
+		// one that does not arrive is answered 408 saying so (the SDK
+		// answers a body it cannot read 400 "failed to read body").
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       idleConnTimeout,
 		MaxHeaderBytes:    64 << 10,
@@ -171,6 +196,63 @@ func guard(next http.Handler, token string, port int, allowedOrigins []string) h
 			refuse(w, http.StatusUnauthorized, "wrong bearer token: use the token mcp/start returned (it changes each time the endpoint starts)")
 			return
 		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// bodyDeadline sets a deadline of timeout on reading a request's body, for
+// every request that has one, refused ones included: net/http reads what
+// is left of a small body before it writes an answer, and without a
+// deadline a client that trickles its body would hold that read for ever.
+// A request without a body gets none: net/http is already reading the
+// connection in the background, to tell when the client goes away, and
+// a deadline would end that read, and with it the request's context: a
+// GET's event stream would end after timeout.
+func bodyDeadline(next http.Handler, timeout time.Duration) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body != nil && r.Body != http.NoBody {
+			// Not every ResponseWriter can (a test's recorder): then
+			// there is no connection to hold either.
+			_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(timeout))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// heldBody is a request's body, read whole.
+type heldBody struct {
+	*bytes.Reader
+	b []byte
+}
+
+func (heldBody) Close() error { return nil }
+
+// holdBody reads a request's body, up to MaxMessageSize, before the SDK
+// sees the request, under bodyDeadline's deadline, and lifts it: the
+// read net/http starts in the background once the body has ended must
+// not fail while a call's answer streams for minutes (net/http lifts it
+// too when it starts that read, in Go 1.26; this does not count on it).
+func holdBody(next http.Handler, timeout time.Duration) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body == nil || r.Body == http.NoBody {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(io.LimitReader(r.Body, MaxMessageSize+1))
+		r.Body.Close()
+		switch {
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			refuse(w, http.StatusRequestTimeout, fmt.Sprintf("the request's body did not arrive within %v of its headers: refused; send the whole request at once", timeout))
+			return
+		case err != nil:
+			refuse(w, http.StatusBadRequest, fmt.Sprintf("reading the request's body: %v", err))
+			return
+		case len(body) > MaxMessageSize:
+			refuse(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("a request's body over %d bytes (%d MiB): refused; MCP messages are limited to %d MiB here, send smaller ones", MaxMessageSize, MaxMessageSize>>20, MaxMessageSize>>20))
+			return
+		}
+		_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+		r.Body = heldBody{bytes.NewReader(body), body}
 		next.ServeHTTP(w, r)
 	})
 }

@@ -1,10 +1,8 @@
 package mcpserver
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"sync"
@@ -31,9 +29,6 @@ const (
 	maxIdleConns = 64
 	// idleConnTimeout closes a keep-alive connection with no request.
 	idleConnTimeout = 30 * time.Second
-	// maxBodyPeek bounds a body read to route a request without a
-	// session (initialize, or the stateless protocol).
-	maxBodyPeek = 16 << 20
 )
 
 const (
@@ -70,12 +65,7 @@ func (w *watch) handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		id := r.Header.Get(sessionHeader)
 		if id == "" && r.Method == http.MethodPost {
-			body, err := peekBody(r)
-			if err != nil {
-				refuse(rw, http.StatusRequestEntityTooLarge, err.Error())
-				return
-			}
-			id, method, stateless := statelessRequest(r, body)
+			id, method, stateless := statelessRequest(r, heldBytes(r))
 			if stateless {
 				w.s.answerStateless(rw, id, method)
 				return
@@ -179,21 +169,12 @@ func (w *watch) forget(id string) {
 	delete(w.sessions, id)
 }
 
-// peekBody reads a request's body and puts it back.
-func peekBody(r *http.Request) ([]byte, error) {
-	if r.Body == nil {
-		return nil, nil
+// heldBytes is the body holdBody read.
+func heldBytes(r *http.Request) []byte {
+	if b, ok := r.Body.(heldBody); ok {
+		return b.b
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBodyPeek+1))
-	r.Body.Close()
-	if err != nil {
-		return nil, fmt.Errorf("reading the request: %v", err)
-	}
-	if len(body) > maxBodyPeek {
-		return nil, fmt.Errorf("a request over %d bytes: refused", maxBodyPeek)
-	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	return body, nil
+	return nil
 }
 
 // rpcError is a JSON-RPC error response (id nil: JSON's null), which MCP

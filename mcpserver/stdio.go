@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -12,18 +13,30 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/oh-bridge/oh-bridge/rpc"
 )
 
-// MaxLineLength bounds one message on stdio, as the SDK's own stdio does.
-const MaxLineLength = mcp.DefaultMaxLineLength
+// MaxMessageSize bounds one MCP message: a line on stdio, a request's body
+// over HTTP. What an agent sends that is large is a file's text, in
+// file_editor's file_text, old_str and new_str; the bridge reads and
+// writes files of up to 10 MiB whole (workspace.DefaultMaxFileSize,
+// OHEditor's own limit), and JSON's escapes add to that. 16 MiB leaves
+// room for that, and is the SDK's own limit on stdio
+// (mcp.DefaultMaxLineLength), so an agent that works with the SDK's
+// servers works with this one. A longer line is read to its end without
+// being held, answered -32600 with kind message_too_large under its id
+// when its first bytes name one, and the next line is read.
+const MaxMessageSize = mcp.DefaultMaxLineLength
 
 // StdioTransport is MCP over in and out, one JSON-RPC message a line,
 // that survives bad input: the SDK's own stdio transport ends the
 // connection at the first line it cannot decode, taking the running call
 // and the agent's shell with it. Here a line that is not JSON (or not
-// UTF-8, or too long) is answered with a parse error and one that is not
-// a JSON-RPC message with an invalid-request error, both with a null id
-// as JSON-RPC says, and the next line is read. Each line is decoded once,
+// UTF-8) is answered with a parse error and one that is not a JSON-RPC
+// message with an invalid-request error, both with a null id as JSON-RPC
+// says; a line over MaxMessageSize with an invalid-request error under
+// its id; and the next line is read. Each line is decoded once,
 // here, and the SDK gets the message itself.
 //
 // A request the client cancelled (notifications/cancelled) gets no
@@ -151,53 +164,39 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 func (c *stdioConn) filterLines(in io.Reader) {
 	r := bufio.NewReaderSize(in, 64<<10)
 	for n := 1; ; n++ {
-		line, tooLong, err := readLine(r, MaxLineLength)
-		if len(bytes.TrimSpace(line)) > 0 || tooLong {
-			msgs, problem, code := decodeLine(line, tooLong)
-			if problem != "" {
-				writeError(c.w, code, fmt.Sprintf("line %d of the input: %s; send one JSON-RPC 2.0 message per line (MCP's stdio transport)", n, problem))
-			}
-			for _, m := range msgs {
-				if id := cancelledID(m); id != nil {
-					c.w.cancel(id)
-				}
-				if !c.deliver(inbound{msg: m}) {
-					return
-				}
-			}
+		line, err := rpc.ReadLine(r, MaxMessageSize)
+		var tooLarge *rpc.MessageTooLargeError
+		if errors.As(err, &tooLarge) {
+			c.w.Write(append(rpcError(tooLarge.ID, jsonrpc.CodeInvalidRequest, fmt.Sprintf("line %d of the input: %v", n, tooLarge), tooLarge.Data()), '\n'))
+			continue
 		}
 		if err != nil {
 			c.deliver(inbound{err: err}) // io.EOF: the client closed its end
 			return
 		}
-	}
-}
-
-// readLine reads up to the next newline; a line longer than max is
-// consumed whole but only reported as too long.
-func readLine(r *bufio.Reader, max int) (line []byte, tooLong bool, err error) {
-	for {
-		chunk, e := r.ReadSlice('\n')
-		if !tooLong {
-			if len(line)+len(chunk) > max {
-				tooLong, line = true, nil
-			} else {
-				line = append(line, chunk...)
-			}
-		}
-		if e == bufio.ErrBufferFull {
+		line = bytes.TrimRight(line, "\r")
+		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		return bytes.TrimRight(line, "\r\n"), tooLong, e
+		msgs, problem, code := decodeLine(line)
+		if problem != "" {
+			writeError(c.w, code, fmt.Sprintf("line %d of the input: %s; send one JSON-RPC 2.0 message per line (MCP's stdio transport)", n, problem))
+		}
+		for _, m := range msgs {
+			if id := cancelledID(m); id != nil {
+				c.w.cancel(id)
+			}
+			if !c.deliver(inbound{msg: m}) {
+				return
+			}
+		}
 	}
 }
 
 // decodeLine is a line's messages, or what is wrong with it and the
 // JSON-RPC error code for it.
-func decodeLine(line []byte, tooLong bool) ([]jsonrpc.Message, string, int64) {
+func decodeLine(line []byte) ([]jsonrpc.Message, string, int64) {
 	switch {
-	case tooLong:
-		return nil, fmt.Sprintf("longer than %d bytes", MaxLineLength), jsonrpc.CodeParseError
 	case !utf8.Valid(line):
 		return nil, "not UTF-8", jsonrpc.CodeParseError
 	case !json.Valid(line):

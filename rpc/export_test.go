@@ -8,3 +8,6 @@ func SetTestHookServing(f func()) {
 	}
 	testHookServing.Store(&f)
 }
+
+// LeadLen is how much of a message over the limit is kept to find its id.
+const LeadLen = leadLen

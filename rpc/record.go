@@ -52,23 +52,37 @@ func (r *Recorder) record(dir string, body []byte) {
 	if r == nil {
 		return
 	}
-	rec := Record{T: time.Since(r.start).Milliseconds(), Dir: dir}
-	if json.Valid(body) {
-		var buf bytes.Buffer
-		if json.Compact(&buf, body) == nil {
-			rec.Msg = buf.Bytes()
-		}
-	}
-	if rec.Msg == nil {
+	t := time.Since(r.start).Milliseconds()
+	if !json.Valid(body) {
 		raw := string(body)
-		rec.Raw = &raw
+		line, _ := json.Marshal(Record{T: t, Dir: dir, Raw: &raw})
+		r.write(line)
+		return
 	}
-	line, _ := json.Marshal(rec)
+	// A message is written as it came: JSON without a line break is one
+	// line already (a break inside a string is escaped). Encoding a
+	// Record would compact it twice more and copy it thrice, three times
+	// a 60 MiB frame; only a message with line breaks is compacted.
+	msg := body
+	if bytes.ContainsAny(body, "\r\n") {
+		var buf bytes.Buffer
+		json.Compact(&buf, body)
+		msg = buf.Bytes()
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	fmt.Fprintf(r.w, `{"t":%d,"dir":%q,"msg":`, t, dir)
+	r.w.Write(msg)
+	r.w.WriteString("}\n")
+	// Flushed per message: a recording is most wanted after a crash.
+	r.w.Flush()
+}
+
+func (r *Recorder) write(line []byte) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.w.Write(line)
 	r.w.WriteByte('\n')
-	// Flushed per message: a recording is most wanted after a crash.
 	r.w.Flush()
 }
 

@@ -18,46 +18,57 @@ type Member struct {
 // nested deeper than encoding/json reads, and the test client leaves a
 // large result undecoded until the caller's type is known.
 func TopLevelMembers(body []byte) ([]Member, bool) {
-	i := skipSpace(body, 0)
-	if i >= len(body) || body[i] != '{' {
+	out := []Member{}
+	if !eachMember(body, func(m Member) bool { out = append(out, m); return true }) {
 		return nil, false
 	}
-	var out []Member
+	return out, true
+}
+
+// eachMember passes the members of the JSON object body to yield, in
+// order, until yield returns false, and reports whether body is one whole
+// object. A member is passed only once what follows it (a comma or the
+// closing brace) shows that its value is whole, so the members of the
+// first bytes of an object are read as far as they go.
+func eachMember(body []byte, yield func(Member) bool) bool {
+	i := skipSpace(body, 0)
+	if i >= len(body) || body[i] != '{' {
+		return false
+	}
 	i = skipSpace(body, i+1)
 	if i < len(body) && body[i] == '}' {
-		return out, skipSpace(body, i+1) == len(body)
+		return skipSpace(body, i+1) == len(body)
 	}
 	for {
 		if i >= len(body) || body[i] != '"' {
-			return nil, false
+			return false
 		}
 		end := skipString(body, i)
 		if end < 0 {
-			return nil, false
+			return false
 		}
-		key := string(body[i:end])
+		key := body[i:end]
 		i = skipSpace(body, end)
 		if i >= len(body) || body[i] != ':' {
-			return nil, false
+			return false
 		}
 		i = skipSpace(body, i+1)
 		vend := skipValue(body, i)
 		if vend <= i {
-			return nil, false
+			return false
 		}
-		out = append(out, Member{key, json.RawMessage(body[i:vend])})
+		value := json.RawMessage(body[i:vend])
 		i = skipSpace(body, vend)
-		if i >= len(body) {
-			return nil, false
+		if i >= len(body) || (body[i] != ',' && body[i] != '}') {
+			return false
 		}
-		switch body[i] {
-		case ',':
-			i = skipSpace(body, i+1)
-		case '}':
-			return out, skipSpace(body, i+1) == len(body)
-		default:
-			return nil, false
+		if !yield(Member{string(key), value}) {
+			return false
 		}
+		if body[i] == '}' {
+			return skipSpace(body, i+1) == len(body)
+		}
+		i = skipSpace(body, i+1)
 	}
 }
 

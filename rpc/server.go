@@ -110,6 +110,9 @@ type Server struct {
 	conn   *jsonrpc2.Conn
 	// raw writes encoded responses directly when the stream allows it.
 	raw rawWriter
+	// held is the stream that keeps requests' params from jsonrpc2's
+	// decoding (Stream.splitParams); handle takes them from it.
+	held *Stream
 
 	mu       sync.Mutex
 	inflight map[jsonrpc2.ID]*call
@@ -159,6 +162,10 @@ func (s *Server) Serve(ctx context.Context, stream jsonrpc2.ObjectStream) int {
 	defer cancel()
 	// Set before NewConn starts reading: the first reply may need it.
 	s.raw, _ = stream.(rawWriter)
+	if st, ok := stream.(*Stream); ok {
+		st.holdParams = true
+		s.held = st
+	}
 	conn := jsonrpc2.NewConn(ctx, stream, handlerFunc(s.handle), jsonrpc2.SetLogger(discardLogger{}))
 	if hook := testHookServing.Load(); hook != nil {
 		(*hook)()
@@ -216,6 +223,11 @@ func (s *Server) handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.
 		s.conn = conn
 	}
 	s.connMu.Unlock()
+	if s.held != nil {
+		if p, ok := s.held.takeParams(); ok {
+			req.Params = p
+		}
+	}
 	params := json.RawMessage(nil)
 	if req.Params != nil {
 		params = *req.Params

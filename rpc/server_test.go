@@ -319,7 +319,6 @@ func TestInvalidMessagesKeepTheConnection(t *testing.T) {
 
 func TestFatalFramingClosesCleanly(t *testing.T) {
 	cases := []struct{ name, bytes, logged string }{
-		{"oversized", fmt.Sprintf("Content-Length: %d\r\n\r\n", rpc.MaxMessageSize+1), "exceeds the limit"},
 		{"no colon", "Content-Length 12\r\n\r\n", "has no colon"},
 		{"bad length", "Content-Length: twelve\r\n\r\n", "not a non-negative integer"},
 		{"no length", "Content-Type: application/json\r\n\r\n", "no Content-Length"},

@@ -13,9 +13,17 @@ import (
 	"sync"
 )
 
-// MaxMessageSize is the largest Content-Length the bridge accepts. A larger
-// frame cannot be skipped safely by a client that sent it by mistake, so the
-// connection is closed with a logged explanation.
+// MaxMessageSize is the largest message the bridge reads, on the editor's
+// face (Content-Length frames) and ACP's (lines). The largest a legitimate
+// client sends is a whole document: VS Code hands its extensions documents
+// of up to 50 MB (its MODEL_SYNC_LIMIT), which textDocument/didOpen and
+// fs/write_text_file carry, and JSON's escapes (newlines, quotes,
+// backslashes) add to that; an ACP client answers fs/read_text_file with a
+// whole file and may embed files in a prompt. 64 MiB leaves room for that
+// and bounds what one message costs (one to three times its size at the
+// peak, docs/safety.md). A larger message is read to its end without being
+// held, answered -32600 with kind message_too_large under its id when its
+// first bytes name one, and the connection goes on.
 const MaxMessageSize = 64 << 20
 
 // maxHeaderLine bounds a header line, so garbage without newlines cannot
@@ -23,7 +31,7 @@ const MaxMessageSize = 64 << 20
 const maxHeaderLine = 8 << 10
 
 // FramingError is a fatal problem with the byte stream itself (a broken
-// header, an oversized or truncated frame). The connection cannot continue.
+// header, a truncated frame). The connection cannot continue.
 type FramingError struct{ Reason string }
 
 func (e *FramingError) Error() string { return "jsonrpc framing: " + e.Reason }
@@ -34,14 +42,6 @@ type CharsetError struct{ Charset string }
 
 func (e *CharsetError) Error() string {
 	return fmt.Sprintf("Content-Type charset %q is not supported; send utf-8", e.Charset)
-}
-
-// LineTooLongError reports a newline-delimited message over
-// MaxMessageSize. It was skipped, so the connection can continue.
-type LineTooLongError struct{}
-
-func (*LineTooLongError) Error() string {
-	return fmt.Sprintf("a message longer than %d bytes (64 MiB) was skipped; send smaller messages", MaxMessageSize)
 }
 
 // Stream reads and writes LSP-framed JSON-RPC messages. It implements
@@ -64,6 +64,13 @@ type Stream struct {
 	corked bool
 	// lines frames a message as one line (ACP) instead of LSP's headers.
 	lines bool
+
+	// holdParams, set by Server.Serve, keeps a request's params from
+	// jsonrpc2's decoding (see splitParams); params are those of the
+	// request read last, which Server.handle takes on the same goroutine.
+	holdParams bool
+	params     *json.RawMessage
+	held       bool // params hold the last request's
 }
 
 // NewLineStream frames messages as newline-delimited JSON, one message a
@@ -71,6 +78,9 @@ type Stream struct {
 func NewLineStream(rwc io.ReadWriteCloser, log *slog.Logger, rec *Recorder) *Stream {
 	s := NewStream(rwc, log, rec)
 	s.lines = true
+	// A line has no header to bound the buffer by; a larger one reads a
+	// long line in fewer pieces.
+	s.r = bufio.NewReaderSize(rwc, 64<<10)
 	return s
 }
 
@@ -167,8 +177,17 @@ func (s *Stream) ReadObject(v any) error {
 			s.setCork(true)
 		}
 		var ce *CharsetError
-		var lt *LineTooLongError
-		if errors.As(err, &ce) || errors.As(err, &lt) {
+		var tooLarge *MessageTooLargeError
+		if errors.As(err, &tooLarge) {
+			// Not recorded: the message was not kept.
+			s.log.Warn("skipped a message over the limit", "bytes", tooLarge.Size, "limit", tooLarge.Limit, "id", string(tooLarge.ID))
+			reply := errorReplyOf(tooLarge.ID, NewError(CodeInvalidRequest, "invalid request: "+tooLarge.Error(), tooLarge.Data()))
+			if err := s.WriteRaw(reply); err != nil {
+				return err
+			}
+			continue
+		}
+		if errors.As(err, &ce) {
 			s.rec.record("in", body)
 			if err := s.WriteRaw(errorReply(nil, CodeInvalidRequest, "invalid request: "+err.Error())); err != nil {
 				return err
@@ -190,7 +209,14 @@ func (s *Stream) ReadObject(v any) error {
 			}
 			continue
 		}
+		s.params, s.held = nil, false
+		if s.holdParams {
+			if head, params, ok := splitParams(body); ok {
+				body, s.params, s.held = head, params, true
+			}
+		}
 		if err := json.Unmarshal(body, v); err != nil {
+			s.params, s.held = nil, false
 			reply := errorReply(nil, CodeInvalidRequest, "invalid request: "+err.Error())
 			if err := s.WriteRaw(reply); err != nil {
 				return err
@@ -201,37 +227,77 @@ func (s *Stream) ReadObject(v any) error {
 	}
 }
 
+// takeParams hands Server.handle the params of the request read last,
+// when ReadObject kept them from jsonrpc2 (ok).
+func (s *Stream) takeParams() (params *json.RawMessage, ok bool) {
+	params, ok = s.params, s.held
+	s.params, s.held = nil, false
+	return params, ok
+}
+
+// splitParams splits a request into the head jsonrpc2 decodes (jsonrpc,
+// id, method) and its params, a slice of body. jsonrpc2's Request decodes
+// params into Go values and encodes them again: a 60 MiB frame cost six
+// times its size, and params of '<' characters, escaped as \u003c, forty
+// times. It reads the members as jsonrpc2 does, by their exact names,
+// the last of a name counting; body is a valid message (Validate). ok is
+// false for a message that is not a request, and for one with a member
+// whose name is one of JSON-RPC's in another case (jsonrpc2 reads some
+// of those in any case): it goes to jsonrpc2 whole, as before.
+func splitParams(body []byte) (head []byte, params *json.RawMessage, ok bool) {
+	var id, method json.RawMessage
+	whole := eachMember(body, func(m Member) bool {
+		key := m.Key
+		if strings.IndexByte(key, '\\') >= 0 {
+			var k string
+			if json.Unmarshal([]byte(key), &k) != nil {
+				return false
+			}
+			key = strconv.Quote(k)
+		}
+		switch key {
+		case `"jsonrpc"`:
+		case `"id"`:
+			id = m.Value
+		case `"method"`:
+			method = m.Value
+		case `"params"`:
+			p := m.Value
+			params = &p
+		default:
+			for _, name := range []string{`"jsonrpc"`, `"id"`, `"method"`, `"params"`, `"result"`, `"error"`} {
+				if strings.EqualFold(key, name) {
+					return false
+				}
+			}
+		}
+		return true
+	})
+	if !whole || method == nil {
+		return nil, nil, false
+	}
+	head = make([]byte, 0, 48+len(id)+len(method))
+	head = append(head, `{"jsonrpc":"2.0","method":`...)
+	head = append(head, method...)
+	if id != nil {
+		head = append(head, `,"id":`...)
+		head = append(head, id...)
+	}
+	return append(head, '}'), params, true
+}
+
 // Close closes the underlying stream.
 func (s *Stream) Close() error { return s.rwc.Close() }
 
 // readLine reads one newline-delimited message, skipping blank lines. A
-// line over MaxMessageSize is skipped to its end and answered as invalid,
-// since the next line starts a new message.
+// line over MaxMessageSize is read to its end without being held and
+// reported as *MessageTooLargeError, since the next line starts a new
+// message.
 func readLine(r *bufio.Reader) ([]byte, error) {
 	for {
-		var line []byte
-		tooLong := false
-		for {
-			chunk, err := r.ReadSlice('\n')
-			if !tooLong {
-				line = append(line, chunk...)
-				if len(line) > MaxMessageSize {
-					tooLong, line = true, nil
-				}
-			}
-			if err == bufio.ErrBufferFull {
-				continue
-			}
-			if err != nil {
-				if err == io.EOF && len(bytes.Trim(line, jsonSpace)) > 0 {
-					break // a last message without its newline
-				}
-				return nil, err
-			}
-			break
-		}
-		if tooLong {
-			return nil, &LineTooLongError{}
+		line, err := ReadLine(r, MaxMessageSize)
+		if err != nil {
+			return nil, err
 		}
 		if line = bytes.Trim(line, jsonSpace); len(line) > 0 {
 			return line, nil
@@ -244,9 +310,11 @@ func readLine(r *bufio.Reader) ([]byte, error) {
 const jsonSpace = " \t\r\n"
 
 // ReadFrame reads one Content-Length framed body. Blank lines before a
-// header block are tolerated; header names are case-insensitive.
+// header block are tolerated; header names are case-insensitive. A body
+// over MaxMessageSize is read past without being held:
+// *MessageTooLargeError, with the id its first bytes name.
 func ReadFrame(r *bufio.Reader) ([]byte, error) {
-	length := -1
+	length := int64(-1)
 	sawHeader := false
 	badCharset := ""
 	for {
@@ -279,10 +347,7 @@ func ReadFrame(r *bufio.Reader) ([]byte, error) {
 			if err != nil || n < 0 {
 				return nil, &FramingError{Reason: fmt.Sprintf("Content-Length %q is not a non-negative integer", clip(value, 40))}
 			}
-			if n > MaxMessageSize {
-				return nil, &FramingError{Reason: fmt.Sprintf("Content-Length %d exceeds the limit of %d bytes (64 MiB)", n, MaxMessageSize)}
-			}
-			length = int(n)
+			length = n
 		case "content-type":
 			if cs := charset(value); cs != "" && cs != "utf-8" && cs != "utf8" {
 				badCharset = cs
@@ -292,9 +357,22 @@ func ReadFrame(r *bufio.Reader) ([]byte, error) {
 	if length < 0 {
 		return nil, &FramingError{Reason: "header block has no Content-Length"}
 	}
+	truncated := func(err error) error {
+		return &FramingError{Reason: fmt.Sprintf("stream ended after a header announcing %d bytes: %v", length, err)}
+	}
+	if length > MaxMessageSize {
+		lead := make([]byte, leadLen)
+		if _, err := io.ReadFull(r, lead); err != nil {
+			return nil, truncated(err)
+		}
+		if _, err := io.CopyN(io.Discard, r, length-leadLen); err != nil {
+			return nil, truncated(err)
+		}
+		return nil, &MessageTooLargeError{Size: length, Limit: MaxMessageSize, ID: leadingID(lead)}
+	}
 	body := make([]byte, length)
 	if _, err := io.ReadFull(r, body); err != nil {
-		return nil, &FramingError{Reason: fmt.Sprintf("stream ended after a header announcing %d bytes: %v", length, err)}
+		return nil, truncated(err)
 	}
 	if badCharset != "" {
 		return body, &CharsetError{Charset: badCharset}
@@ -393,6 +471,11 @@ func checkID(raw json.RawMessage) (json.RawMessage, bool) {
 }
 
 func errorReply(id json.RawMessage, code int64, message string) []byte {
+	return errorReplyOf(id, &Error{Code: code, Message: message})
+}
+
+// errorReplyOf is errorReply for an error with data.
+func errorReplyOf(id json.RawMessage, e *Error) []byte {
 	if id == nil {
 		id = json.RawMessage("null")
 	}
@@ -400,7 +483,7 @@ func errorReply(id json.RawMessage, code int64, message string) []byte {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
 		Error   *Error          `json:"error"`
-	}{"2.0", id, &Error{Code: code, Message: message}})
+	}{"2.0", id, e})
 	return b
 }
 

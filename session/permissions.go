@@ -2,6 +2,8 @@ package session
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"sync"
@@ -137,15 +139,20 @@ func (s *Session) takeApproval(tool string, args json.RawMessage) bool {
 
 // CallKey identifies a call by its tool and its arguments, whatever their
 // key order: an agent-server's action and the tool call carrying it out
-// have the same key. ok is false when the arguments are not JSON.
+// have the same key. ok is false when the arguments are not JSON. The
+// arguments' canonical form (sorted keys) is hashed as it is encoded, with
+// no HTML escaping: a 15 MiB file's text is not held again, nor grown
+// sixfold where it has '<' characters (docs/safety.md, "Bounds").
 func CallKey(tool string, args json.RawMessage) (key string, ok bool) {
 	var v any
 	if len(args) > 0 && json.Unmarshal(args, &v) != nil {
 		return "", false
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
+	h := sha256.New()
+	enc := json.NewEncoder(h)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		return "", false
 	}
-	return tool + "\x00" + string(b), true
+	return tool + "\x00" + hex.EncodeToString(h.Sum(nil)), true
 }
