@@ -73,6 +73,9 @@ type recorder struct {
 	cond     *sync.Cond
 	events   []json.RawMessage
 	statuses []agentserver.Status
+	// afterEvent, set before the conversation starts, is called after
+	// each event is recorded, on the conversation's goroutine.
+	afterEvent func()
 }
 
 func newRecorder() *recorder {
@@ -86,6 +89,9 @@ func (r *recorder) onEvent(e json.RawMessage) {
 	r.events = append(r.events, append(json.RawMessage(nil), e...))
 	r.cond.Broadcast()
 	r.mu.Unlock()
+	if r.afterEvent != nil {
+		r.afterEvent()
+	}
 }
 
 func (r *recorder) onStatus(s agentserver.Status) {
