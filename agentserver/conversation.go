@@ -131,11 +131,14 @@ type Conversation struct {
 	seen map[string]bool
 	// repeats counts the events not delivered because they were already.
 	repeats int
-	pending map[string]json.RawMessage // actions without an observation, by id
-	order   []string                   // their ids, oldest first
-	asking  bool                       // a confirmation is being asked and answered
-	asked   map[string]bool            // actions the user was asked about
-	calls   map[string]string          // action ids by tool call id
+	// untitled is set while a conversation this bridge created has no
+	// title: the first message it sends names it (title.go).
+	untitled bool
+	pending  map[string]json.RawMessage // actions without an observation, by id
+	order    []string                   // their ids, oldest first
+	asking   bool                       // a confirmation is being asked and answered
+	asked    map[string]bool            // actions the user was asked about
+	calls    map[string]string          // action ids by tool call id
 	// answered are actions whose observation (by action id) or error (by
 	// tool call id) came before them: the events socket, attached to a
 	// running conversation, gets live events while it still replays the
@@ -205,6 +208,12 @@ func Connect(ctx context.Context, o Options) (*Conversation, error) {
 	s := newConversation(o, c, conv.ID)
 	s.status = Status{Protocol: "v1", State: StateConnecting, ServerURL: c.URL(), ServerVersion: info.Version,
 		ConversationID: conv.ID, ExecutionStatus: conv.ExecutionStatus, LLMSource: llmSource}
+	if o.ConversationID == "" {
+		s.untitled = true
+		if o.Task != "" {
+			s.titleAfter(ctx, o.Task)
+		}
+	}
 	sock, err := s.dial(ctx)
 	if err != nil {
 		s.cancel()
@@ -266,7 +275,7 @@ func startConversation(ctx context.Context, c *Client, o *Options) (conv *Conver
 		"workspace": map[string]any{"kind": "LocalWorkspace", "working_dir": o.WorkingDir},
 		// Left true, the server asks the agent's LLM for a title on the
 		// first message (AutoTitleSubscriber): a call the person pays
-		// for, which the editor has no use for.
+		// for. The bridge names the conversation itself (title.go).
 		"autotitle": false,
 	}
 	if o.ConfirmationPolicy != "" {
@@ -324,7 +333,12 @@ func (s *Conversation) SendMessage(ctx context.Context, text string) error {
 	if err := s.alive(); err != nil {
 		return err
 	}
-	return s.c.SendMessage(ctx, s.id, text)
+	err := s.c.SendMessage(ctx, s.id, text)
+	var busy *ServerBusyError
+	if err == nil || (errors.As(err, &busy) && busy.Saved) {
+		s.titleAfter(ctx, text)
+	}
+	return err
 }
 
 // Pause lets the agent finish its current step, then stop.

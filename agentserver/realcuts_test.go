@@ -30,7 +30,8 @@ import (
 // little before the last one's time), which the bridge must drop by id.
 //
 // The model gets no request but the agent's: the bridge's conversations
-// are made with autotitle false, so the server asks it for no title.
+// are made with autotitle false, so the server asks it for no title (the
+// bridge names the conversation after its first message).
 func TestRealSocketCuts(t *testing.T) {
 	for _, lock := range []string{realserver.Latest, realserver.Canvas} {
 		t.Run(lock+"/session socket", func(t *testing.T) { cutMidTurn(t, lock, false) })
@@ -179,8 +180,9 @@ func cutMidTurn(t *testing.T, lock string, eventsSocket bool) {
 	}
 
 	// No title request reached the model: it saw the agent's requests
-	// only, each offering the agent's tools, and the conversation has
-	// no title.
+	// only, each offering the agent's tools. The bridge named the
+	// conversation after its first message, as the server does without
+	// an LLM.
 	for i, req := range model.Requests() {
 		if len(req.Tools) == 0 {
 			t.Errorf("request %d to the model offered no tools (a title request?)", i+1)
@@ -197,8 +199,8 @@ func cutMidTurn(t *testing.T, lock string, eventsSocket bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.Title != "" {
-		t.Errorf("the conversation's title is %q; want none", info.Title)
+	if info.Title != o.Task {
+		t.Errorf("the conversation's title is %q; want its first message, %q", info.Title, o.Task)
 	}
 }
 
