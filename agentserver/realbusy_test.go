@@ -63,10 +63,9 @@ func TestServerBusy(t *testing.T) {
 			close(h)
 		}
 	}()
-	var running []string
 	for _, h := range holds {
 		m := scriptedllm.Start(t, scriptedllm.Turn{Hold: h, Content: "Done."})
-		running = append(running, start(m, "Wait."))
+		start(m, "Wait.")
 		select {
 		case <-m.Reached(0):
 		case <-time.After(2 * time.Minute):
