@@ -403,6 +403,11 @@ func TestConversationUsesTheBridgesTools(t *testing.T) {
 	if st.State != agentserver.StateConnected || st.RunningActions != 0 || st.ServerVersion != agentservertest.Version || st.Protocol != "v1" {
 		t.Errorf("status: %+v", st)
 	}
+	// The stand-in has no session socket (Starlette refuses the upgrade
+	// with 403): the events socket serves instead.
+	if !s.OnEventsSocket() {
+		t.Errorf("the conversation is not followed on the events socket")
+	}
 
 	// Another editor attaches to the conversation by id: it gets the whole
 	// log, once, and the agent's state.

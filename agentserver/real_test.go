@@ -84,7 +84,10 @@ func realServerDrivesTheBridge(t *testing.T, lock string) {
 	o := connectOptions(b, srv.URL, r)
 	o.SessionAPIKey = srv.Key
 	o.ConversationID = conv.ID
-	connect(t, o)
+	s := connect(t, o)
+	if s.OnEventsSocket() {
+		t.Errorf("the real %s is not followed on its session socket", lock)
+	}
 	model.Wait(2 * time.Minute)
 	r.awaitEvent(t, "ObservationEvent(finish)")
 	r.awaitExecution(t, "finished")
