@@ -17,32 +17,40 @@ import (
 )
 
 // streamServer is an agent-server reduced to what Connect reads, whose
-// event socket sends the same n events to every subscriber as fast as it
-// can: the session's own cost per event shows against a bare reader of
-// the same frames.
+// sockets send the same n events to every subscriber as fast as they
+// can (the session socket in its frames): the session's own cost per
+// event shows against a bare reader of the same frames.
 func streamServer(b *testing.B, events [][]byte) *httptest.Server {
 	id := "8c1a1f7e-3b0c-4a57-9d4e-5d2f5d3e9a01"
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /server_info", func(w http.ResponseWriter, r *http.Request) {
-		w.Write([]byte(`{"title":"OpenHands Agent Server","version":"1.43.1","uptime":1,"idle_time":0}`))
+		w.Write([]byte(`{"title":"OpenHands Agent Server","version":"1.58.2","uptime":1,"idle_time":0}`))
 	})
 	mux.HandleFunc("GET /api/conversations/{id}", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `{"id":%q,"execution_status":"running"}`, id)
 	})
-	mux.HandleFunc("GET /sockets/events/{id}", func(w http.ResponseWriter, r *http.Request) {
-		c, err := websocket.Accept(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer c.CloseNow()
-		ctx := r.Context()
-		for _, e := range events {
-			if err := c.Write(ctx, websocket.MessageText, e); err != nil {
+	serve := func(frames [][]byte) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			c, err := websocket.Accept(w, r, nil)
+			if err != nil {
 				return
 			}
+			defer c.CloseNow()
+			ctx := r.Context()
+			for _, e := range frames {
+				if err := c.Write(ctx, websocket.MessageText, e); err != nil {
+					return
+				}
+			}
+			c.Read(ctx) // until the client goes
 		}
-		c.Read(ctx) // until the client goes
-	})
+	}
+	mux.HandleFunc("GET /sockets/events/{id}", serve(events))
+	durable := [][]byte{fmt.Appendf(nil, `{"type":"sync","from_seq":-1,"through_seq":%d}`, len(events)-1)}
+	for i, e := range events {
+		durable = append(durable, fmt.Appendf(nil, `{"type":"durable","seq":%d,"event":%s}`, i, e))
+	}
+	mux.HandleFunc("GET /sockets/session/{id}", serve(durable))
 	s := httptest.NewServer(mux)
 	b.Cleanup(s.Close)
 	return s
@@ -60,48 +68,62 @@ func observationEvents(n int) [][]byte {
 }
 
 // BenchmarkEventStream: events from the socket to OnEvent through a
-// Session (parse, dedupe by id, follow the state, report status), beside
-// a bare coder/websocket reader of the same frames in the same run.
+// Conversation (parse, drop repeats, follow the state, report status),
+// beside a bare coder/websocket reader of the same frames in the same
+// run; on the session socket and on the events socket.
 func BenchmarkEventStream(b *testing.B) {
 	const n = 20000
 	events := observationEvents(n)
 	srv := streamServer(b, events)
-	var session, bare time.Duration
-	for range b.N {
-		var got atomic.Int64
-		done := make(chan struct{})
-		start := time.Now()
-		s, err := agentserver.Connect(context.Background(), agentserver.Options{
-			ServerURL: srv.URL, ConversationID: "8c1a1f7e-3b0c-4a57-9d4e-5d2f5d3e9a01",
-			OnEvent: func(json.RawMessage) {
-				if got.Add(1) == n {
-					close(done)
+	for _, c := range []struct {
+		name   string
+		path   string
+		frames int
+		events bool
+	}{{"session", "/sockets/session/x?after_seq=-1", n + 1, false}, {"events", "/sockets/events/x", n, true}} {
+		b.Run(c.name, func(b *testing.B) {
+			var session, bare time.Duration
+			for range b.N {
+				var got atomic.Int64
+				done := make(chan struct{})
+				start := time.Now()
+				o := agentserver.Options{
+					ServerURL: srv.URL, ConversationID: "8c1a1f7e-3b0c-4a57-9d4e-5d2f5d3e9a01",
+					OnEvent: func(json.RawMessage) {
+						if got.Add(1) == n {
+							close(done)
+						}
+					},
 				}
-			},
-		})
-		if err != nil {
-			b.Fatal(err)
-		}
-		<-done
-		session += time.Since(start)
-		s.Close()
+				if c.events {
+					agentserver.UseEventsSocket(&o)
+				}
+				s, err := agentserver.Connect(context.Background(), o)
+				if err != nil {
+					b.Fatal(err)
+				}
+				<-done
+				session += time.Since(start)
+				s.Close()
 
-		start = time.Now()
-		c, _, err := websocket.Dial(context.Background(), strings.Replace(srv.URL, "http", "ws", 1)+"/sockets/events/x", nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		c.SetReadLimit(64 << 20)
-		for range n {
-			if _, _, err := c.Read(context.Background()); err != nil {
-				b.Fatal(err)
+				start = time.Now()
+				conn, _, err := websocket.Dial(context.Background(), strings.Replace(srv.URL, "http", "ws", 1)+c.path, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				conn.SetReadLimit(64 << 20)
+				for range c.frames {
+					if _, _, err := conn.Read(context.Background()); err != nil {
+						b.Fatal(err)
+					}
+				}
+				bare += time.Since(start)
+				conn.CloseNow()
 			}
-		}
-		bare += time.Since(start)
-		c.CloseNow()
+			per := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(b.N*n) }
+			b.ReportMetric(per(session)/1000, "µs/event")
+			b.ReportMetric(per(bare)/1000, "bare-µs/event")
+			b.ReportMetric(per(session)/per(bare), "ratio")
+		})
 	}
-	per := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(b.N*n) }
-	b.ReportMetric(per(session)/1000, "µs/event")
-	b.ReportMetric(per(bare)/1000, "bare-µs/event")
-	b.ReportMetric(per(session)/per(bare), "ratio")
 }

@@ -237,6 +237,12 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 		return &APIKeyError{URL: c.base.String(), How: "HTTP " + strconv.Itoa(resp.StatusCode)}
 	case resp.StatusCode == http.StatusNotFound && notFound != nil:
 		return notFound
+	case resp.StatusCode == http.StatusTooManyRequests:
+		// 1.58 answers 429 to each request that would start a run past
+		// max_concurrent_runs (1.49 queues the run instead); a message
+		// sent with run is kept before the run is refused.
+		return &ServerBusyError{URL: c.base.String(), Request: method + " " + path, Detail: detail(data),
+			Saved: method == http.MethodPost && strings.HasSuffix(path, "/events")}
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
 		return &ServerError{URL: method + " " + u.Path, Status: resp.StatusCode, Detail: detail(data)}
 	}
@@ -299,7 +305,7 @@ func validationErrors(raw json.RawMessage) string {
 }
 
 // ServerInfo checks that the URL is an agent-server whose API the bridge
-// speaks (version 1.x).
+// speaks: a 1.x from OldestSupported on.
 func (c *Client) ServerInfo(ctx context.Context) (*ServerInfo, error) {
 	var info ServerInfo
 	err := c.do(ctx, http.MethodGet, "/server_info", nil, nil, &info, &NotAgentServerError{URL: c.base.String(), Detail: "GET /server_info answered 404"})
@@ -313,11 +319,48 @@ func (c *Client) ServerInfo(ctx context.Context) (*ServerInfo, error) {
 	if info.Version == "" || !strings.Contains(strings.ToLower(info.Title), "agent server") {
 		return nil, &NotAgentServerError{URL: c.base.String(), Detail: "GET /server_info did not describe an agent-server"}
 	}
-	major, _, _ := strings.Cut(strings.TrimPrefix(info.Version, "v"), ".")
-	if major != "1" {
+	v, ok := parseVersion(info.Version)
+	if !ok || v[0] != 1 {
 		return nil, &VersionError{URL: c.base.String(), Version: info.Version}
 	}
+	if oldest, _ := parseVersion(OldestSupported); compareVersions(v, oldest) < 0 {
+		return nil, &VersionError{URL: c.base.String(), Version: info.Version, Old: true}
+	}
 	return &info, nil
+}
+
+// parseVersion reads "1.58.2" (a leading v, and what follows a part's
+// digits, as in "1.50.0rc1" or "1.49.1.post1", are passed over; a missing
+// part is 0). ok is false when the major version is not a number.
+func parseVersion(s string) (v [3]int, ok bool) {
+	parts := strings.SplitN(strings.TrimPrefix(strings.TrimSpace(s), "v"), ".", 4)
+	for i := 0; i < len(v) && i < len(parts); i++ {
+		digits := parts[i]
+		if end := strings.IndexFunc(digits, func(r rune) bool { return r < '0' || r > '9' }); end >= 0 {
+			digits = digits[:end]
+		}
+		n, err := strconv.Atoi(digits)
+		if err != nil {
+			if i == 0 {
+				return v, false
+			}
+			break
+		}
+		v[i] = n
+	}
+	return v, true
+}
+
+func compareVersions(a, b [3]int) int {
+	for i := range a {
+		if a[i] != b[i] {
+			if a[i] < b[i] {
+				return -1
+			}
+			return 1
+		}
+	}
+	return 0
 }
 
 func conversationPath(id string) string { return "/api/conversations/" + url.PathEscape(id) }

@@ -6,14 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
-
-	"github.com/coder/websocket"
 )
 
 // Connection states, as the editor shows them.
@@ -83,6 +78,10 @@ type Options struct {
 	// (500 ms and 10 s by default).
 	MinBackoff, MaxBackoff time.Duration
 	Logger                 *slog.Logger
+
+	// eventsSocket follows the conversation on the events socket even
+	// where the session socket is served: the tests compare the two.
+	eventsSocket bool
 }
 
 // Status is a snapshot of the session, for the editor.
@@ -115,22 +114,60 @@ type Conversation struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 
-	mu      sync.Mutex
-	status  Status
-	seen    map[string]bool
-	last    string                     // timestamp of the last event delivered
-	pending map[string]json.RawMessage // actions without an observation, by id
-	order   []string                   // their ids, oldest first
-	asking  bool                       // a confirmation is being asked and answered
-	asked   map[string]bool            // actions the user was asked about
-	calls   map[string]string          // action ids by tool call id
+	mu     sync.Mutex
+	status Status
+	// events is true while the conversation is followed on the events
+	// socket rather than the session socket.
+	events bool
+	// seq is the log index of the last event delivered from the session
+	// socket (-1 before the first): it resumes after it.
+	seq int
+	// last is the timestamp of the last event delivered: the events
+	// socket resumes a little before it.
+	last string
+	// seen are the ids of the events delivered: the events socket
+	// resends some, and an event may come as a transient frame before its
+	// durable one.
+	seen map[string]bool
+	// repeats counts the events not delivered because they were already.
+	repeats int
+	// untitled is set while a conversation this bridge created has no
+	// title: the first message it sends names it (title.go).
+	untitled bool
+	pending  map[string]json.RawMessage // actions without an observation, by id
+	order    []string                   // their ids, oldest first
+	asking   bool                       // a confirmation is being asked and answered
+	asked    map[string]bool            // actions the user was asked about
+	calls    map[string]string          // action ids by tool call id
 	// answered are actions whose observation (by action id) or error (by
-	// tool call id) came before them: a socket attached to a running
-	// conversation gets live events while it still replays the log, so an
-	// action can arrive after its answer.
+	// tool call id) came before them: the events socket, attached to a
+	// running conversation, gets live events while it still replays the
+	// log, so an action can arrive after its answer.
 	answered, answeredCalls map[string]bool
-	// delivered counts the events passed to OnEvent, once it returned.
-	delivered int
+	// delivered counts the events passed to OnEvent, once it returned;
+	// deliveredSeq is the log index of the last durable one.
+	delivered, deliveredSeq int
+}
+
+func newConversation(o Options, c *Client, id string) *Conversation {
+	s := &Conversation{
+		opts:          o,
+		c:             c,
+		log:           o.Logger.With("component", "agentserver", "conversation", id),
+		id:            id,
+		done:          make(chan struct{}),
+		events:        o.eventsSocket,
+		seq:           -1,
+		deliveredSeq:  -1,
+		seen:          map[string]bool{},
+		pending:       map[string]json.RawMessage{},
+		asked:         map[string]bool{},
+		calls:         map[string]string{},
+		answered:      map[string]bool{},
+		answeredCalls: map[string]bool{},
+	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	return s
 }
 
 // Connect checks the server, creates or finds the conversation, and
@@ -163,32 +200,27 @@ func Connect(ctx context.Context, o Options) (*Conversation, error) {
 			err = o.Attached(ctx, conv)
 		}
 	} else {
-		conv, llmSource, err = startConversation(ctx, c, info, &o)
+		conv, llmSource, err = startConversation(ctx, c, &o)
 	}
 	if err != nil {
 		return nil, err
 	}
-	s := &Conversation{
-		opts:    o,
-		c:       c,
-		log:     o.Logger.With("component", "agentserver", "conversation", conv.ID),
-		id:      conv.ID,
-		done:    make(chan struct{}),
-		seen:    map[string]bool{},
-		pending: map[string]json.RawMessage{},
-		asked:   map[string]bool{},
-		calls:   map[string]string{},
-		status: Status{Protocol: "v1", State: StateConnecting, ServerURL: c.URL(), ServerVersion: info.Version,
-			ConversationID: conv.ID, ExecutionStatus: conv.ExecutionStatus, LLMSource: llmSource},
+	s := newConversation(o, c, conv.ID)
+	s.status = Status{Protocol: "v1", State: StateConnecting, ServerURL: c.URL(), ServerVersion: info.Version,
+		ConversationID: conv.ID, ExecutionStatus: conv.ExecutionStatus, LLMSource: llmSource}
+	if o.ConversationID == "" {
+		s.untitled = true
+		if o.Task != "" {
+			s.titleAfter(ctx, o.Task)
+		}
 	}
-	s.ctx, s.cancel = context.WithCancel(context.Background())
-	conn, err := c.dialEvents(ctx, s.id, "")
+	sock, err := s.dial(ctx)
 	if err != nil {
 		s.cancel()
 		return nil, err
 	}
 	s.setStatus(func(st *Status) { st.State = StateConnected })
-	go s.run(conn)
+	go s.run(sock)
 	return s, nil
 }
 
@@ -196,7 +228,7 @@ func Connect(ctx context.Context, o Options) (*Conversation, error) {
 // tools and the bridge's MCP endpoint. Its LLM is the one given, else the
 // one the server keeps in its settings (its key sent back encrypted), else
 // o.FallbackLLM's; source says which of the last two it was.
-func startConversation(ctx context.Context, c *Client, info *ServerInfo, o *Options) (conv *ConversationInfo, source string, err error) {
+func startConversation(ctx context.Context, c *Client, o *Options) (conv *ConversationInfo, source string, err error) {
 	agent := map[string]any{}
 	if len(o.Agent) > 0 {
 		if err := json.Unmarshal(o.Agent, &agent); err != nil {
@@ -236,11 +268,15 @@ func startConversation(ctx context.Context, c *Client, info *ServerInfo, o *Opti
 		if err != nil {
 			return nil, "", fmt.Errorf("cannot serve the tools to the agent: %w", err)
 		}
-		agent["mcp_config"] = mcpConfig(info.Version, ep, o.ExtraMCP)
+		agent["mcp_config"] = mcpConfig(ep, o.ExtraMCP)
 	}
 	req := map[string]any{
 		"agent":     agent,
 		"workspace": map[string]any{"kind": "LocalWorkspace", "working_dir": o.WorkingDir},
+		// Left true, the server asks the agent's LLM for a title on the
+		// first message (AutoTitleSubscriber): a call the person pays
+		// for. The bridge names the conversation itself (title.go).
+		"autotitle": false,
 	}
 	if o.ConfirmationPolicy != "" {
 		req["confirmation_policy"] = map[string]any{"kind": o.ConfirmationPolicy}
@@ -255,9 +291,9 @@ func startConversation(ctx context.Context, c *Client, info *ServerInfo, o *Opti
 	return conv, source, err
 }
 
-// mcpConfig is the agent's mcp_config for the bridge's endpoint: a flat
-// map from SDK 1.31.2 on, {"mcpServers": …} before.
-func mcpConfig(version string, ep MCPServer, extra map[string]any) any {
+// mcpConfig is the agent's mcp_config for the bridge's endpoint: the flat
+// map of SDK 1.31.2 on (every server the bridge speaks to).
+func mcpConfig(ep MCPServer, extra map[string]any) any {
 	server := map[string]any{
 		"transport": "http",
 		"url":       ep.URL,
@@ -268,17 +304,6 @@ func mcpConfig(version string, ep MCPServer, extra map[string]any) any {
 		flat[name] = s
 	}
 	flat["oh-bridge"] = server
-	parts := strings.SplitN(strings.TrimPrefix(version, "v"), ".", 3)
-	if len(parts) >= 2 {
-		minor, _ := strconv.Atoi(parts[1])
-		patch := 0
-		if len(parts) == 3 {
-			patch, _ = strconv.Atoi(strings.SplitN(parts[2], "-", 2)[0])
-		}
-		if minor < 31 || (minor == 31 && patch < 2) {
-			return map[string]any{"mcpServers": flat}
-		}
-	}
 	return flat
 }
 
@@ -303,245 +328,17 @@ func (s *Conversation) setStatus(f func(*Status)) {
 	}
 }
 
-// run reads the event stream, reconnecting after a drop from the last
-// event seen, until Close or an error that reconnecting cannot mend.
-func (s *Conversation) run(conn *websocket.Conn) {
-	defer close(s.done)
-	backoff := s.opts.MinBackoff
-	for {
-		err := s.read(conn)
-		if s.ctx.Err() != nil {
-			return
-		}
-		perr, permanent := s.c.socketError(s.id, err)
-		if permanent {
-			s.setStatus(func(st *Status) { st.State, st.Error = StateFailed, perr.Error() })
-			return
-		}
-		s.log.Info("the event stream dropped; reconnecting", "error", err)
-		for {
-			s.setStatus(func(st *Status) { st.State, st.Error = StateReconnecting, perr.Error() })
-			wait := backoff/2 + time.Duration(rand.Int64N(int64(backoff/2)+1))
-			select {
-			case <-s.ctx.Done():
-				return
-			case <-time.After(wait):
-			}
-			backoff = min(backoff*2, s.opts.MaxBackoff)
-			s.mu.Lock()
-			from := resumeFrom(s.last)
-			s.mu.Unlock()
-			c, err := s.c.dialEvents(s.ctx, s.id, from)
-			if err == nil {
-				// The socket accepts before it checks the conversation;
-				// a REST read says at once whether it is still there.
-				if _, err = s.c.Conversation(s.ctx, s.id); err == nil {
-					conn, backoff = c, s.opts.MinBackoff
-					s.setStatus(func(st *Status) { st.State, st.Error = StateConnected, "" })
-					break
-				}
-				c.CloseNow()
-			}
-			if s.ctx.Err() != nil {
-				return
-			}
-			var nf *NotFoundError
-			var ke *APIKeyError
-			if errors.As(err, &nf) || errors.As(err, &ke) {
-				s.setStatus(func(st *Status) { st.State, st.Error = StateFailed, err.Error() })
-				return
-			}
-			perr = err
-		}
-	}
-}
-
-// read delivers the events of one socket until it ends.
-func (s *Conversation) read(conn *websocket.Conn) error {
-	for {
-		_, data, err := conn.Read(s.ctx)
-		if err != nil {
-			conn.CloseNow()
-			return err
-		}
-		s.deliver(data)
-	}
-}
-
-// deliver passes an event on once, and follows the conversation's state.
-func (s *Conversation) deliver(data []byte) {
-	var h header
-	if err := json.Unmarshal(data, &h); err != nil {
-		s.log.Warn("an event that is not JSON was dropped", "error", err)
-		return
-	}
-	s.mu.Lock()
-	if h.ID != "" {
-		if s.seen[h.ID] {
-			s.mu.Unlock()
-			return
-		}
-		s.seen[h.ID] = true
-	}
-	if h.Timestamp != "" {
-		s.last = h.Timestamp
-	}
-	if s.answered == nil {
-		s.answered, s.answeredCalls = map[string]bool{}, map[string]bool{}
-	}
-	switch h.Kind {
-	case "ActionEvent":
-		if h.ID != "" && !s.answered[h.ID] && (h.ToolCallID == "" || !s.answeredCalls[h.ToolCallID]) {
-			s.pending[h.ID] = data
-			s.order = append(s.order, h.ID)
-			if h.ToolCallID != "" {
-				s.calls[h.ToolCallID] = h.ID
-			}
-		}
-	case "ObservationEvent", "UserRejectObservation":
-		if _, ok := s.pending[h.ActionID]; ok {
-			delete(s.pending, h.ActionID)
-		} else if h.ActionID != "" {
-			s.answered[h.ActionID] = true
-		}
-	case "AgentErrorEvent":
-		if id, ok := s.calls[h.ToolCallID]; ok {
-			delete(s.pending, id)
-		} else if h.ToolCallID != "" {
-			s.answeredCalls[h.ToolCallID] = true
-		}
-	}
-	s.mu.Unlock()
-	if s.opts.OnEvent != nil {
-		s.opts.OnEvent(data)
-	}
-	s.mu.Lock()
-	s.delivered++
-	s.mu.Unlock()
-	status := ""
-	if h.Kind == "ConversationStateUpdateEvent" {
-		switch h.Key {
-		case "execution_status":
-			json.Unmarshal(h.Value, &status)
-		case "full_state":
-			var full struct {
-				ExecutionStatus string `json:"execution_status"`
-			}
-			json.Unmarshal(h.Value, &full)
-			status = full.ExecutionStatus
-		}
-	}
-	s.setStatus(func(st *Status) {
-		st.Events++
-		st.RunningActions = len(s.pendingIDs())
-		if status != "" {
-			st.ExecutionStatus = status
-		}
-	})
-	if status == "waiting_for_confirmation" {
-		s.confirm()
-	}
-}
-
-// pendingIDs lists the actions still waiting, oldest first; s.mu is held.
-func (s *Conversation) pendingIDs() []string {
-	var ids []string
-	keep := s.order[:0]
-	for _, id := range s.order {
-		if _, ok := s.pending[id]; ok {
-			ids = append(ids, id)
-			keep = append(keep, id)
-		}
-	}
-	s.order = keep
-	return ids
-}
-
-// confirm asks the user about the actions waiting, in order, and sends the
-// answer: they run only if every one was allowed. A round asks only about
-// actions not asked about before; when it ends, the server may already
-// wait on newer ones (it runs on as soon as it has the answer), so it
-// looks again.
-func (s *Conversation) confirm() {
-	s.mu.Lock()
-	if s.asking || s.opts.Confirm == nil || s.status.ExecutionStatus != "waiting_for_confirmation" {
-		s.mu.Unlock()
-		return
-	}
-	var actions []json.RawMessage
-	var ids []string
-	for _, id := range s.pendingIDs() {
-		if !s.asked[id] {
-			s.asked[id] = true
-			actions, ids = append(actions, s.pending[id]), append(ids, id)
-		}
-	}
-	if len(actions) == 0 {
-		s.mu.Unlock()
-		return
-	}
-	s.asking = true
-	s.mu.Unlock()
-	go func() {
-		decision := Decision{Accept: true}
-		for _, a := range actions {
-			d, err := s.opts.Confirm(s.ctx, a)
-			if err != nil {
-				s.log.Warn("the user could not be asked; the actions are rejected", "error", err)
-				d = Decision{Reason: "The user could not be asked: " + err.Error()}
-			}
-			if !d.Accept {
-				decision = d
-				break
-			}
-		}
-		err := s.c.RespondToConfirmation(s.ctx, s.id, decision.Accept, decision.Reason)
-		s.mu.Lock()
-		if err != nil && s.ctx.Err() == nil {
-			// Asked again once the stream is back and says it still waits.
-			s.log.Warn("the answer to the confirmation was not delivered", "error", err)
-			for _, id := range ids {
-				delete(s.asked, id)
-			}
-		}
-		s.asking = false
-		s.mu.Unlock()
-		s.confirm()
-	}()
-}
-
-// CaughtUp waits until every event the server held when it was called
-// has been delivered: a conversation attached to is then replayed.
-func (s *Conversation) CaughtUp(ctx context.Context) error {
-	n, err := s.c.CountEvents(ctx, s.id)
-	if err != nil {
-		return err
-	}
-	t := time.NewTicker(10 * time.Millisecond)
-	defer t.Stop()
-	for {
-		s.mu.Lock()
-		delivered := s.delivered
-		s.mu.Unlock()
-		if delivered >= n {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-s.done:
-			return &ClosedError{}
-		case <-t.C:
-		}
-	}
-}
-
 // SendMessage sends the user's message; the agent runs.
 func (s *Conversation) SendMessage(ctx context.Context, text string) error {
 	if err := s.alive(); err != nil {
 		return err
 	}
-	return s.c.SendMessage(ctx, s.id, text)
+	err := s.c.SendMessage(ctx, s.id, text)
+	var busy *ServerBusyError
+	if err == nil || (errors.As(err, &busy) && busy.Saved) {
+		s.titleAfter(ctx, text)
+	}
+	return err
 }
 
 // Pause lets the agent finish its current step, then stop.

@@ -48,22 +48,76 @@ func (e *NotAgentServerError) Error() string {
 // Kind is "not_openhands".
 func (e *NotAgentServerError) Kind() string { return "not_openhands" }
 
-// VersionError: an agent-server whose API version the bridge does not speak.
+// OldestSupported is the oldest agent-server the bridge speaks to: the
+// oldest it is tested against (the one it starts itself through uvx, and
+// the one Agent Canvas 1.20.0 starts). docs/openhands-v1.md says why.
+const OldestSupported = "1.49.1"
+
+// VersionError: an agent-server whose API version the bridge does not
+// speak: another major version, or a 1.x older than OldestSupported.
 type VersionError struct {
 	URL     string
 	Version string // what the server says it is
+	// Old is set when the server is a 1.x older than OldestSupported.
+	Old bool
 }
 
 func (e *VersionError) Error() string {
+	if e.Old {
+		return fmt.Sprintf("the agent-server at %s is version %s, older than %s, the oldest the bridge supports "+
+			"(it relies on the session socket and the requests of %s and later); upgrade it: "+
+			"`uv tool upgrade openhands-agent-server`, or `pip install --upgrade openhands-agent-server` in its environment, "+
+			"or pull a newer agent-server image", e.URL, e.Version, OldestSupported, OldestSupported)
+	}
 	return fmt.Sprintf("the agent-server at %s speaks API version %s; the bridge speaks the agent-server API of version 1 (1.x); update the agent-server or the bridge", e.URL, e.Version)
 }
 
 // Kind is "unsupported_api_version".
 func (e *VersionError) Kind() string { return "unsupported_api_version" }
 
-// Data says which version the server speaks.
+// Data says which version the server speaks, and which the bridge does.
 func (e *VersionError) Data() map[string]any {
-	return map[string]any{"serverVersion": e.Version, "supported": "1.x"}
+	return map[string]any{"serverVersion": e.Version, "supported": "1.x", "oldestSupported": OldestSupported}
+}
+
+// ServerBusyError: the agent-server already runs as many conversations as
+// it allows (its max_concurrent_runs, OH_MAX_CONCURRENT_RUNS, 10 by
+// default) and answered HTTP 429 to a request that would start a run.
+type ServerBusyError struct {
+	URL     string // the server
+	Request string // "POST /api/conversations/{id}/run"
+	Detail  string // the server's words
+	// Saved is set when the request was a message, which the server kept
+	// before it refused to run the agent on it.
+	Saved bool
+}
+
+func (e *ServerBusyError) Error() string {
+	what := "refused " + e.Request
+	switch {
+	case e.Saved:
+		what = "kept the message but did not start the agent on it"
+	case e.Request == "POST /api/conversations":
+		what = "refused to start another conversation"
+	case strings.HasSuffix(e.Request, "/respond_to_confirmation"):
+		what = "refused to run the accepted actions"
+	case strings.HasSuffix(e.Request, "/run"):
+		what = "refused to run the conversation"
+	}
+	fix := "wait for one of its running conversations to finish (or pause one) and try again"
+	if e.Saved {
+		fix = "wait for one of its running conversations to finish (or pause one), then resume this one to run the message (do not send it again)"
+	}
+	return fmt.Sprintf("the agent-server at %s is running as many conversations at once as it allows, and %s (HTTP 429: %s); %s, or restart the server with a higher OH_MAX_CONCURRENT_RUNS (10 by default)",
+		e.URL, what, strings.TrimSpace(e.Detail), fix)
+}
+
+// Kind is "server_busy".
+func (e *ServerBusyError) Kind() string { return "server_busy" }
+
+// Data names the request refused, and whether its message was kept.
+func (e *ServerBusyError) Data() map[string]any {
+	return map[string]any{"request": e.Request, "messageSaved": e.Saved}
 }
 
 // APIKeyError: the server refused the session API key.

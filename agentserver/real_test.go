@@ -31,7 +31,7 @@ func TestRealServerDrivesTheBridge(t *testing.T) {
 }
 
 func realServerDrivesTheBridge(t *testing.T, lock string) {
-	srv := realserver.Start(t, lock, realserver.Options{})
+	srv := sharedServer(t, lock)
 	b := newBridge(t)
 	tools := []string{"file_editor", "task_tracker", "terminal", "finish", "think"}
 	// The bridge's terminal text, as OpenHands' TerminalObservation words
@@ -58,9 +58,8 @@ func realServerDrivesTheBridge(t *testing.T, lock string) {
 	}
 	conv, err := c.StartConversation(ctx, map[string]any{
 		"agent": map[string]any{
-			"kind": "Agent",
-			"llm": map[string]any{"model": "openai/oh-scripted", "base_url": model.URL, "api_key": "sk-scripted",
-				"num_retries": 0, "usage_id": "agent"},
+			"kind":  "Agent",
+			"llm":   scriptedLLM(model),
 			"tools": []any{},
 			"mcp_config": map[string]any{"oh-bridge": map[string]any{"transport": "http", "url": b.ep.URL,
 				"headers": map[string]string{"Authorization": "Bearer " + b.ep.Token}}},
@@ -85,7 +84,10 @@ func realServerDrivesTheBridge(t *testing.T, lock string) {
 	o := connectOptions(b, srv.URL, r)
 	o.SessionAPIKey = srv.Key
 	o.ConversationID = conv.ID
-	connect(t, o)
+	s := connect(t, o)
+	if s.OnEventsSocket() {
+		t.Errorf("the real %s is not followed on its session socket", lock)
+	}
 	model.Wait(2 * time.Minute)
 	r.awaitEvent(t, "ObservationEvent(finish)")
 	r.awaitExecution(t, "finished")

@@ -80,6 +80,7 @@ var codeOfKind = map[string]int64{
 	"conversation_not_found":  codeOpenHandsConnection,
 	"api_key_rejected":        codeOpenHandsConnection,
 	"server_error":            codeOpenHandsConnection,
+	"server_busy":             codeOpenHandsConnection,
 	"protocol_retired":        codeOpenHandsConnection,
 	"not_connected":           codeOpenHandsConnection,
 	"server_not_found":        codeOpenHandsConnection,

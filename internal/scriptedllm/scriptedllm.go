@@ -41,6 +41,12 @@ type Turn struct {
 	// fails the test.
 	Check func(*Request) error
 
+	// Hold, when not nil, keeps the answer back until it is closed (or
+	// the agent gives up on the request): the agent stays in its run,
+	// waiting on its model, for as long as the test needs. Reached says
+	// when the request is there.
+	Hold <-chan struct{}
+
 	// Content is the assistant message's text.
 	Content string
 	// ToolCalls are the tool calls the assistant asks for.
@@ -137,17 +143,22 @@ type Server struct {
 	// URL is the base URL to give the agent's LLM, ending in /v1.
 	URL string
 
-	t      testing.TB
-	srv    *http.Server
-	mu     sync.Mutex
-	turns  []Turn
-	next   int
-	calls  []ToolCall // the last answer's, with their ids
-	log    []string   // the transcript
-	reqs   []*Request
-	done   chan struct{}
-	broken chan struct{} // closed when the script failed the test
-	ids    int
+	t     testing.TB
+	srv   *http.Server
+	mu    sync.Mutex
+	turns []Turn
+	next  int
+	// answered counts the turns answered (held ones once let go).
+	answered int
+	calls    []ToolCall // the last answer's, with their ids
+	log      []string   // the transcript
+	reqs     []*Request
+	done     chan struct{}
+	broken   chan struct{} // closed when the script failed the test
+	ids      int
+	// reached are closed as each turn's request arrives and passes its
+	// checks.
+	reached []chan struct{}
 }
 
 // Start serves the script on 127.0.0.1 until the test ends. A failing
@@ -159,6 +170,9 @@ func Start(t testing.TB, turns ...Turn) *Server {
 		t.Fatal(err)
 	}
 	s := &Server{URL: "http://" + ln.Addr().String() + "/v1", t: t, turns: turns, done: make(chan struct{}), broken: make(chan struct{})}
+	for range turns {
+		s.reached = append(s.reached, make(chan struct{}))
+	}
 	if len(turns) == 0 {
 		close(s.done)
 	}
@@ -172,6 +186,10 @@ func Start(t testing.TB, turns ...Turn) *Server {
 	})
 	return s
 }
+
+// Reached is closed once the request of turn i (from 0) has arrived and
+// passed its checks; a held turn is then waiting for its Hold.
+func (s *Server) Reached(i int) <-chan struct{} { return s.reached[i] }
 
 // Done is closed once every turn of the script was answered.
 func (s *Server) Done() <-chan struct{} { return s.done }
@@ -210,30 +228,53 @@ func (s *Server) Transcript() string {
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 64<<20))
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.log = append(s.log, fmt.Sprintf("→ %s %s %s", r.Method, r.URL.Path, body))
 	if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
 		s.fail(w, fmt.Sprintf("the scripted model has no %s %s", r.Method, r.URL.Path))
+		s.mu.Unlock()
 		return
 	}
 	req := &Request{Path: r.URL.Path, Body: body}
 	if err := json.Unmarshal(body, req); err != nil {
 		s.fail(w, "the request is not the JSON of a chat completion: "+err.Error())
+		s.mu.Unlock()
 		return
 	}
 	s.reqs = append(s.reqs, req)
 	if s.next >= len(s.turns) {
 		s.fail(w, fmt.Sprintf("the script has %d turns and this is request %d", len(s.turns), s.next+1))
+		s.mu.Unlock()
 		return
 	}
-	turn := s.turns[s.next]
+	i := s.next
+	turn := s.turns[i]
 	if err := s.check(req, turn); err != nil {
-		s.fail(w, fmt.Sprintf("turn %d: %v", s.next+1, err))
+		s.fail(w, fmt.Sprintf("turn %d: %v", i+1, err))
+		s.mu.Unlock()
 		return
 	}
 	s.next++
 	answer := s.answer(req, turn)
+	close(s.reached[i])
+	s.mu.Unlock()
+
+	// The lock is not held while the turn waits: a request the agent
+	// makes meanwhile (one the script does not expect) still fails.
+	if turn.Hold != nil {
+		select {
+		case <-turn.Hold:
+		case <-r.Context().Done():
+			s.mu.Lock()
+			s.log = append(s.log, fmt.Sprintf("← (turn %d was held; the agent gave up on it)", i+1))
+			s.mu.Unlock()
+			return
+		}
+	}
+	s.mu.Lock()
 	s.log = append(s.log, "← "+string(answer))
+	s.answered++
+	last := s.answered == len(s.turns)
+	s.mu.Unlock()
 	if req.Stream {
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.Write(streamed(answer))
@@ -241,7 +282,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(answer)
 	}
-	if s.next == len(s.turns) {
+	if last {
 		close(s.done)
 	}
 }

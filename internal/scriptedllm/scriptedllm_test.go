@@ -160,3 +160,39 @@ func firstNonEmpty(a, b string) string {
 	}
 	return b
 }
+
+// TestHold: a held turn's request is Reached and gets no answer until
+// the test lets it go; a request that comes meanwhile is still held to
+// the script.
+func TestHold(t *testing.T) {
+	f := &tb{TB: t}
+	defer f.close()
+	release := make(chan struct{})
+	m := Start(f, Turn{Hold: release, Content: "held"}, Turn{Content: "second"})
+	answered := make(chan string, 1)
+	go func() {
+		_, body := post(t, m.URL, map[string]any{"model": "m"})
+		answered <- body
+	}()
+	select {
+	case <-m.Reached(0):
+	case <-time.After(5 * time.Second):
+		t.Fatal("the held turn's request was never Reached")
+	}
+	select {
+	case body := <-answered:
+		t.Fatalf("a held turn was answered before its release: %s", body)
+	default:
+	}
+	// Another request meanwhile is the script's second turn.
+	if status, body := post(t, m.URL, map[string]any{"model": "m"}); status != 200 || !strings.Contains(body, `"content":"second"`) {
+		t.Errorf("a request while the first was held: %d %s", status, body)
+	}
+	close(release)
+	if body := <-answered; !strings.Contains(body, `"content":"held"`) {
+		t.Errorf("the released answer: %s", body)
+	}
+	if errs := f.errors(); len(errs) != 0 {
+		t.Errorf("failures: %q", errs)
+	}
+}

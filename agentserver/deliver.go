@@ -1,0 +1,197 @@
+package agentserver
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// deliver passes an event on once, and follows the conversation's state.
+// seq is its index in the log when the session socket sent it as durable,
+// else -1.
+func (s *Conversation) deliver(data []byte, seq int) {
+	var h header
+	if err := json.Unmarshal(data, &h); err != nil {
+		s.log.Warn("an event that is not JSON was dropped", "error", err)
+		return
+	}
+	s.mu.Lock()
+	if seq >= 0 {
+		if seq <= s.seq {
+			// The session socket resumes after the cursor: this does not
+			// happen, and would be a repeat if it did.
+			s.repeats++
+			s.mu.Unlock()
+			return
+		}
+		if seq != s.seq+1 {
+			// The server passes over an event it cannot read on its disk.
+			s.log.Warn("the session socket skipped events", "after", s.seq, "next", seq)
+		}
+		s.seq = seq
+	}
+	if h.ID != "" {
+		if s.seen[h.ID] {
+			s.repeats++
+			s.mu.Unlock()
+			return
+		}
+		s.seen[h.ID] = true
+	}
+	if h.Timestamp != "" {
+		s.last = h.Timestamp
+	}
+	switch h.Kind {
+	case "ActionEvent":
+		if h.ID != "" && !s.answered[h.ID] && (h.ToolCallID == "" || !s.answeredCalls[h.ToolCallID]) {
+			s.pending[h.ID] = data
+			s.order = append(s.order, h.ID)
+			if h.ToolCallID != "" {
+				s.calls[h.ToolCallID] = h.ID
+			}
+		}
+	case "ObservationEvent", "UserRejectObservation":
+		if _, ok := s.pending[h.ActionID]; ok {
+			delete(s.pending, h.ActionID)
+		} else if h.ActionID != "" {
+			s.answered[h.ActionID] = true
+		}
+	case "AgentErrorEvent":
+		if id, ok := s.calls[h.ToolCallID]; ok {
+			delete(s.pending, id)
+		} else if h.ToolCallID != "" {
+			s.answeredCalls[h.ToolCallID] = true
+		}
+	}
+	s.mu.Unlock()
+	if s.opts.OnEvent != nil {
+		s.opts.OnEvent(data)
+	}
+	s.mu.Lock()
+	s.delivered++
+	if seq >= 0 {
+		s.deliveredSeq = seq
+	}
+	s.mu.Unlock()
+	status := ""
+	if h.Kind == "ConversationStateUpdateEvent" {
+		switch h.Key {
+		case "execution_status":
+			json.Unmarshal(h.Value, &status)
+		case "full_state":
+			var full struct {
+				ExecutionStatus string `json:"execution_status"`
+			}
+			json.Unmarshal(h.Value, &full)
+			status = full.ExecutionStatus
+		}
+	}
+	s.setStatus(func(st *Status) {
+		st.Events++
+		st.RunningActions = len(s.pendingIDs())
+		if status != "" {
+			st.ExecutionStatus = status
+		}
+	})
+	if status == "waiting_for_confirmation" {
+		s.confirm()
+	}
+}
+
+// pendingIDs lists the actions still waiting, oldest first; s.mu is held.
+func (s *Conversation) pendingIDs() []string {
+	var ids []string
+	keep := s.order[:0]
+	for _, id := range s.order {
+		if _, ok := s.pending[id]; ok {
+			ids = append(ids, id)
+			keep = append(keep, id)
+		}
+	}
+	s.order = keep
+	return ids
+}
+
+// confirm asks the user about the actions waiting, in order, and sends the
+// answer: they run only if every one was allowed. A round asks only about
+// actions not asked about before; when it ends, the server may already
+// wait on newer ones (it runs on as soon as it has the answer), so it
+// looks again.
+func (s *Conversation) confirm() {
+	s.mu.Lock()
+	if s.asking || s.opts.Confirm == nil || s.status.ExecutionStatus != "waiting_for_confirmation" {
+		s.mu.Unlock()
+		return
+	}
+	var actions []json.RawMessage
+	var ids []string
+	for _, id := range s.pendingIDs() {
+		if !s.asked[id] {
+			s.asked[id] = true
+			actions, ids = append(actions, s.pending[id]), append(ids, id)
+		}
+	}
+	if len(actions) == 0 {
+		s.mu.Unlock()
+		return
+	}
+	s.asking = true
+	s.mu.Unlock()
+	go func() {
+		decision := Decision{Accept: true}
+		for _, a := range actions {
+			d, err := s.opts.Confirm(s.ctx, a)
+			if err != nil {
+				s.log.Warn("the user could not be asked; the actions are rejected", "error", err)
+				d = Decision{Reason: "The user could not be asked: " + err.Error()}
+			}
+			if !d.Accept {
+				decision = d
+				break
+			}
+		}
+		err := s.c.RespondToConfirmation(s.ctx, s.id, decision.Accept, decision.Reason)
+		s.mu.Lock()
+		if err != nil && s.ctx.Err() == nil {
+			// Asked again once the stream is back and says it still waits.
+			s.log.Warn("the answer to the confirmation was not delivered", "error", err)
+			for _, id := range ids {
+				delete(s.asked, id)
+			}
+		}
+		s.asking = false
+		s.mu.Unlock()
+		s.confirm()
+	}()
+}
+
+// CaughtUp waits until every event the server held when it was called
+// has been delivered: a conversation attached to is then replayed. On the
+// session socket that is the log's last index; on the events socket,
+// which has none, as many events as the log holds.
+func (s *Conversation) CaughtUp(ctx context.Context) error {
+	n, err := s.c.CountEvents(ctx, s.id)
+	if err != nil {
+		return err
+	}
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for {
+		s.mu.Lock()
+		delivered := s.delivered
+		if !s.events {
+			delivered = s.deliveredSeq + 1
+		}
+		s.mu.Unlock()
+		if delivered >= n {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-s.done:
+			return &ClosedError{}
+		case <-t.C:
+		}
+	}
+}
