@@ -68,7 +68,7 @@ func (s *Server) answerStateless(w http.ResponseWriter, id json.RawMessage, meth
 		"resultType":        "complete",
 		"supportedVersions": sessionVersions(),
 		"capabilities":      map[string]any{"tools": map[string]any{}},
-		"instructions":      instructions,
+		"instructions":      s.instructions(),
 		"_meta":             map[string]any{mcp.MetaKeyServerInfo: s.implementation()},
 	}})
 	writeJSON(w, http.StatusOK, b)

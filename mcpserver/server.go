@@ -32,6 +32,11 @@ type Options struct {
 	// as after a hard timeout, the command running on; 0 means
 	// DefaultMaxWait, negative means no bound.
 	MaxWait time.Duration
+	// ToolPrefix goes before each tool's name ("bridge_" serves
+	// bridge_terminal, …), for an agent with tools of the same names; it
+	// must pass CheckToolPrefix. The calls, texts and results are
+	// OpenHands' own whatever the names.
+	ToolPrefix string
 }
 
 // DefaultMaxWait answers a terminal call before OpenHands' MCP client
@@ -55,12 +60,16 @@ type Server struct {
 	making sync.Mutex
 }
 
-const instructions = "These are OpenHands' own tools (terminal, file_editor, task_tracker), acting in the user's workspace " +
+const instructions = "These are OpenHands' own tools (%s), acting in the user's workspace " +
 	"inside their editor: the user sees each command run in a terminal of the editor, edits land in open buffers, " +
 	"and the user may be asked to allow an action first. File paths must be absolute and inside the workspace."
 
-// New returns a server for the session's tools.
+// New returns a server for the session's tools. It panics on a ToolPrefix
+// that CheckToolPrefix refuses: callers check what a person typed first.
 func New(sess *session.Session, o Options) *Server {
+	if err := CheckToolPrefix(o.ToolPrefix); err != nil {
+		panic(err)
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -74,7 +83,7 @@ func New(sess *session.Session, o Options) *Server {
 	s.sdkLog = slog.New(quieter{o.Logger.With("component", "mcp-sdk").Handler(), slog.LevelWarn})
 	s.mcp = mcp.NewServer(s.implementation(),
 		&mcp.ServerOptions{
-			Instructions:              instructions,
+			Instructions:              s.instructions(),
 			Logger:                    s.sdkLog,
 			Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 			SupportedProtocolVersions: ProtocolVersions,
@@ -82,8 +91,10 @@ func New(sess *session.Session, o Options) *Server {
 		})
 	for _, d := range ohtools.Definitions(sess.Roots()[0]) {
 		destructive, openWorld := d.Annotations.DestructiveHint, d.Annotations.OpenWorldHint
+		// The prefix is applied here only: the handler and the session
+		// know the tool by OpenHands' name.
 		s.mcp.AddTool(&mcp.Tool{
-			Name:        d.Name,
+			Name:        o.ToolPrefix + d.Name,
 			Description: d.Description,
 			InputSchema: d.InputSchema,
 			Annotations: &mcp.ToolAnnotations{
@@ -96,6 +107,11 @@ func New(sess *session.Session, o Options) *Server {
 		}, s.tool(d.Name))
 	}
 	return s
+}
+
+// instructions name the tools as served.
+func (s *Server) instructions() string {
+	return fmt.Sprintf(instructions, toolNames(s.opts.ToolPrefix))
 }
 
 // implementation is who the server says it is, at initialize and at

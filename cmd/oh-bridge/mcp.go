@@ -27,14 +27,19 @@ func mcpMain(args []string) int {
 		logFile  = fs.String("log-file", "", "write logs to this file instead of stderr")
 		logLevel = fs.String("log-level", "info", "log level: debug, info, warn or error")
 		maxWait  = fs.Duration("max-wait", mcpserver.DefaultMaxWait, "answer a terminal call after this long at most, the command running on (0: no bound)")
+		prefix   = fs.String("tool-prefix", "", "put this before each tool's name (bridge_ serves bridge_terminal, …), for an agent with tools of the same names: the OpenHands CLI")
 	)
 	fs.Var(&roots, "workspace", "a workspace root (repeatable); the current directory if none")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: oh-bridge mcp [--workspace DIR]... [--max-wait DURATION] [--log-file PATH] [--log-level LEVEL]")
+		fmt.Fprintln(fs.Output(), "Usage: oh-bridge mcp [--workspace DIR]... [--tool-prefix PREFIX] [--max-wait DURATION] [--log-file PATH] [--log-level LEVEL]")
 		fmt.Fprintln(fs.Output(), "\nServes OpenHands' terminal, file_editor and task_tracker tools over MCP on stdin/stdout.")
 		fs.PrintDefaults()
 	}
 	if !parseFlags(fs, args, "workspace roots are given with --workspace DIR") {
+		return 2
+	}
+	if err := mcpserver.CheckToolPrefix(*prefix); err != nil {
+		fmt.Fprintln(os.Stderr, "oh-bridge mcp:", err)
 		return 2
 	}
 	logger, closeLog, ok := openLog(fs.Name(), *logFile, *logLevel)
@@ -58,7 +63,7 @@ func mcpMain(args []string) int {
 	if wait == 0 {
 		wait = -1
 	}
-	srv := mcpserver.New(sess, mcpserver.Options{Version: version, Logger: logger, MaxWait: wait})
+	srv := mcpserver.New(sess, mcpserver.Options{Version: version, Logger: logger, MaxWait: wait, ToolPrefix: *prefix})
 	logger.Info("serving MCP on stdio", "version", version, "pid", os.Getpid(), "roots", resolved)
 	std := newStdio()
 	serveErr := srv.ServeStdio(ctx, mcpserver.StdioTransport(std.in, std.out))

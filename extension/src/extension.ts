@@ -11,6 +11,7 @@ import { allowOption, decide, optionLabel, outcomeFor, type PermissionMode, type
 import { RestartPolicy } from './restart';
 import { isAgentTerminal, snippets, terminalTitle, type Endpoint } from './mcp';
 import { chooseTerminal, type ReuseStrategy } from './reuse';
+import { cliCommand } from './cli';
 import { disconnected, statusView, type BridgeState } from './status';
 import { describeEvent } from './events';
 import { ConversationView } from './conversationView';
@@ -587,7 +588,9 @@ class Controller implements EditorHost {
       },
     });
     this.terminals.set(terminalId, m);
-    vscode.window.createTerminal({ name: terminalTitle(terminalId, this.terminalNames.get(terminalId)), pty: m.pty }).show(true);
+    const terminal = vscode.window.createTerminal({ name: terminalTitle(terminalId, this.terminalNames.get(terminalId)), pty: m.pty });
+    this.mirrors.add(terminal);
+    terminal.show(true);
     return m;
   }
 
@@ -601,6 +604,7 @@ class Controller implements EditorHost {
       open.map((t, id) => ({
         id,
         name: t.name,
+        mirror: this.mirrors.has(t),
         hasShellIntegration: t.shellIntegration !== undefined,
         busy: this.busyTerminals.has(t),
         createdAt: id,
@@ -612,8 +616,7 @@ class Controller implements EditorHost {
     target.show();
     const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
     const venv = folder === undefined ? undefined : ['.venv', 'venv'].find((v) => fs.existsSync(`${folder}/${v}/bin/activate`));
-    const activate = venv === undefined ? '' : `source ${JSON.stringify(`${folder}/${venv}/bin/activate`)} && `;
-    const command = `${activate}openhands --task ${JSON.stringify(task)}`;
+    const command = cliCommand(task, venv === undefined ? undefined : `${folder}/${venv}/bin/activate`);
     if (target.shellIntegration !== undefined) {
       target.shellIntegration.executeCommand(command);
     } else {
@@ -622,4 +625,6 @@ class Controller implements EditorHost {
   }
 
   private readonly busyTerminals = new WeakSet<vscode.Terminal>();
+  /** The VS Code terminals that mirror the bridge's. */
+  private readonly mirrors = new WeakSet<vscode.Terminal>();
 }

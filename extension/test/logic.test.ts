@@ -2,12 +2,15 @@
 // permission modes, status text and terminal reuse.
 import { test } from 'node:test';
 import * as assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { bundledPath, findBridge, type BinaryLookup } from '../src/binary';
 import { RestartPolicy } from '../src/restart';
 import { allowOption, decide, outcomeFor, type PermissionOption } from '../src/permissions';
 import { disconnected, statusView } from '../src/status';
 import { describeEvent } from '../src/events';
 import { chooseTerminal, type TerminalInfo } from '../src/reuse';
+import { cliCommand, shellQuote } from '../src/cli';
+import cliLines from './cli-commands.json';
 import { isAgentTerminal, snippets, terminalTitle } from '../src/mcp';
 import type { Status } from '../src/protocol.gen';
 
@@ -125,7 +128,7 @@ void test('conversation lines: what the agent says and does, and what it got bac
 });
 
 void test('terminal reuse: newest idle OpenHands terminal with shell integration, else a new one', () => {
-  const t = (id: number, name: string, integration: boolean, busy: boolean, createdAt: number): TerminalInfo => ({ id, name, hasShellIntegration: integration, busy, createdAt });
+  const t = (id: number, name: string, integration: boolean, busy: boolean, createdAt: number): TerminalInfo => ({ id, name, mirror: false, hasShellIntegration: integration, busy, createdAt });
   assert.deepEqual(chooseTerminal([t(1, 'OpenHands', true, false, 1), t(2, 'OpenHands', true, false, 5), t(3, 'bash', true, false, 9)], 'smart'), { reuse: 2 });
   assert.deepEqual(chooseTerminal([t(1, 'OpenHands', true, true, 1), t(2, 'OpenHands', true, false, 0)], 'smart'), { reuse: 2 });
   assert.ok('create' in chooseTerminal([t(1, 'OpenHands', true, true, 1)], 'smart'));
@@ -133,6 +136,23 @@ void test('terminal reuse: newest idle OpenHands terminal with shell integration
   assert.ok('create' in chooseTerminal([t(1, 'zsh', true, false, 1)], 'smart'));
   const always = chooseTerminal([t(1, 'OpenHands', true, false, 1)], 'alwaysNew');
   assert.ok('create' in always && always.reason.includes('alwaysNew'));
+  // The bridge's terminals, mirrored: never, idle as they may look.
+  const mirrors = [{ ...t(1, 'OpenHands: t1', true, false, 1), mirror: true }, { ...t(2, 'OpenHands tools: claude-code 2.1', true, false, 2), mirror: true }];
+  assert.deepEqual(chooseTerminal(mirrors, 'smart'), { create: true, reason: 'no OpenHands terminal is open' });
+  assert.deepEqual(chooseTerminal([...mirrors, t(3, 'OpenHands', true, false, 0)], 'smart'), { reuse: 3 });
+});
+
+void test('the CLI command line: the task as one shell word, never expanded', () => {
+  for (const c of cliLines.commands) {
+    assert.equal(cliCommand(c.task, 'activate' in c ? c.activate : undefined), c.command, JSON.stringify(c.task));
+  }
+  assert.equal(shellQuote("it's"), `'it'\\''s'`);
+  // bash reads each line back as the task (the real CLI gets it in
+  // cmd/oh-bridge/real_cli_test.go).
+  for (const c of cliLines.commands.filter((x) => x.task !== '')) {
+    const echoed = spawnSync('bash', ['-c', `${cliCommand(c.task).replace(/^openhands --task=/, 'printf %s ')}`], { encoding: 'utf8' });
+    assert.equal(echoed.stdout, c.task);
+  }
 });
 
 void test('MCP: a configuration for each agent, with the URL and the token', () => {
