@@ -701,7 +701,13 @@ func (e *Editor) viewFile(ctx context.Context, t target, info *workspace.FileInf
 			"Its second element `%d` should be greater than or equal to the first element `%d`.", end, start))
 	}
 	selected := pyReadRange(content, start, end)
-	res.Output = e.makeOutput(strings.Join(pySplitlines(selected), "\n"), t.display, start)
+	if e.opts.Dialect != FileEditor {
+		// OHEditor rejoins the lines with splitlines, which also breaks
+		// at \f, \v and Unicode separators and drops the last "\n";
+		// FileEditor keeps the "\n"-separated lines as read.
+		selected = strings.Join(pySplitlines(selected), "\n")
+	}
+	res.Output = e.makeOutput(selected, t.display, start)
 	if warning != "" {
 		res.Output = "NOTE: " + warning + "\n" + res.Output
 	}
@@ -710,7 +716,9 @@ func (e *Editor) viewFile(ctx context.Context, t target, info *workspace.FileInf
 
 // makeOutput is OHEditor's _make_output: truncate (OHEditor cuts the end,
 // FileEditor the middle), then number every "\n"-separated line as cat -n
-// does ("%6d\t").
+// does ("%6d\t"). OHEditor numbers the empty field after a final "\n" as
+// a line of its own; FileEditor takes that "\n" as the end of the last
+// line, so a file "a\n" is one numbered line and an empty file none.
 func (e *Editor) makeOutput(content, description string, startLine int) string {
 	if e.opts.Dialect == FileEditor {
 		content = pytext.MiddleTruncate(content, MaxResponseLen, textTruncatedNotice)
@@ -720,6 +728,12 @@ func (e *Editor) makeOutput(content, description string, startLine int) string {
 	var b strings.Builder
 	b.Grow(len(content) + len(content)/8 + 100)
 	b.WriteString("Here's the result of running `cat -n` on " + description + ":\n")
+	if e.opts.Dialect == FileEditor {
+		if content == "" {
+			return b.String()
+		}
+		content = strings.TrimSuffix(content, "\n")
+	}
 	n := startLine
 	for {
 		i := strings.IndexByte(content, '\n')

@@ -181,7 +181,9 @@ func TestErrorsAreResults(t *testing.T) {
 		t.Fatalf("a path outside the roots: %v %+v", err, r)
 	}
 	r, err = c.CallTool(ctx, &mcp.CallToolParams{Name: "terminal", Arguments: map[string]any{"command": 5}})
-	if err != nil || !r.IsError || text(r) != "Error validating tool 'terminal': `command` must be a string, not a number. Parameters provided: ['command']" {
+	if err != nil || !r.IsError || text(r) != "Error validating tool 'terminal': 1 validation error for TerminalAction\ncommand\n"+
+		"  Input should be a valid string [type=string_type, input_value=5, input_type=int]\n"+
+		"    For further information visit https://errors.pydantic.dev/2.14/v/string_type. Parameters provided: ['command']" {
 		t.Fatalf("a bad argument: %v %+v", err, r)
 	}
 	if _, err := c.CallTool(ctx, &mcp.CallToolParams{Name: "browser", Arguments: map[string]any{}}); err == nil || !strings.Contains(err.Error(), `unknown tool "browser"`) {

@@ -4,201 +4,225 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math"
 	"strings"
 )
 
-// args are a call's arguments, checked as the agent's own validation
-// would: an object, each value of its field's type; names the tool does
-// not know are ignored. null counts as absent, as the SDK drops None
-// values.
-type args struct {
-	tool string
-	raw  json.RawMessage
-	m    map[string]json.RawMessage
+// A tool call's arguments go the agent's way from JSON to an action
+// (openhands-sdk's Agent._get_action_event), and a call that does not get
+// there fails with the agent's words for it, byte for byte:
+//
+//  1. json.loads; anything but an object counts as {}; null values are
+//     dropped (parse_tool_call_arguments);
+//  2. file_editor without a command gets one inferred from the other
+//     names, or fails "Cannot infer 'command' ..." (normalize_tool_call);
+//  3. a text field sent as a list of texts is joined, a list field sent as
+//     a JSON text is decoded (fix_malformed_tool_arguments);
+//  4. security_risk and summary are taken out;
+//  5. the action's pydantic model validates what is left, in lax mode
+//     ("5" is a number, "yes" a boolean), and its ValidationError is the
+//     reason: "N validation error(s) for TerminalAction", then each
+//     error's place, message, type, input and link.
+//
+// The text is "Error validating tool 'NAME': REASON. Parameters provided:
+// [names]". One deliberate difference: a name the action does not have is
+// ignored, where pydantic forbids it (docs/openhands-compat.md).
+
+type fieldType int
+
+const (
+	tStr      fieldType = iota // str
+	tBool                      // bool
+	tNumber                    // float, ge=0
+	tInt                       // int, ge=0
+	tIntList                   // list[int]
+	tLiteral                   // Literal[...] of texts
+	tTaskList                  // list[TaskItem]
+)
+
+// actionField is one field of an action's pydantic model.
+type actionField struct {
+	name     string
+	typ      fieldType
+	required bool
+	literals []string // tLiteral's values
 }
 
-func parseArgs(tool string, raw json.RawMessage) (*args, error) {
+// actionModel is an action's pydantic model: its class name (the error
+// text names it) and its fields in order.
+type actionModel struct {
+	name   string
+	fields []actionField
+}
+
+var (
+	terminalModel = actionModel{"TerminalAction", []actionField{
+		{name: "command", typ: tStr, required: true},
+		{name: "is_input", typ: tBool},
+		{name: "timeout", typ: tNumber},
+		{name: "reset", typ: tBool},
+	}}
+	fileEditorModel = actionModel{"FileEditorAction", []actionField{
+		{name: "command", typ: tLiteral, required: true, literals: fileEditorCommands},
+		{name: "path", typ: tStr, required: true},
+		{name: "file_text", typ: tStr},
+		{name: "old_str", typ: tStr},
+		{name: "new_str", typ: tStr},
+		{name: "insert_line", typ: tInt},
+		{name: "view_range", typ: tIntList},
+	}}
+	taskTrackerModel = actionModel{"TaskTrackerAction", []actionField{
+		{name: "command", typ: tLiteral, literals: []string{"view", "plan"}},
+		{name: "task_list", typ: tTaskList},
+	}}
+)
+
+// actionValues are an action's validated fields: string, bool, float64,
+// int, []int or []Task by the field's type; absent when not given.
+type actionValues map[string]any
+
+func (v actionValues) str(name string) *string {
+	if s, ok := v[name].(string); ok {
+		return &s
+	}
+	return nil
+}
+
+func (v actionValues) boolean(name string) bool { b, _ := v[name].(bool); return b }
+
+// checkArguments takes a call's arguments the agent's way to the
+// action's values; its error is an *ArgumentError.
+func checkArguments(tool string, model actionModel, raw json.RawMessage) (actionValues, error) {
 	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
+	if len(raw) == 0 {
 		raw = json.RawMessage("{}")
 	}
-	a := &args{tool: tool, raw: raw}
-	if raw[0] != '{' || json.Unmarshal(raw, &a.m) != nil {
-		return nil, &ArgumentError{Tool: tool, Reason: "the arguments must be a JSON object"}
+	parsed, err := parsePyJSON(raw)
+	if err != nil {
+		return nil, &ArgumentError{Tool: tool, Reason: "the arguments are not valid JSON: " + err.Error()}
 	}
-	// Names the tool does not know are ignored, as a liberal reader
-	// would: Gemini CLI adds wait_for_previous to every tool's schema and
-	// its models set it. Types, required names and ranges stay checked.
-	return a, nil
-}
-
-// objectKeys returns the names of a JSON object's members in order.
-func objectKeys(raw json.RawMessage) ([]string, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	tok, err := dec.Token()
-	if err != nil || tok != json.Delim('{') {
-		return nil, fmt.Errorf("not an object")
-	}
-	keys := []string{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, err
+	args := newPyDict()
+	if parsed.kind == pyDict {
+		for _, k := range parsed.keys {
+			if v := parsed.vals[k]; v.kind != pyNone {
+				args.set(k, v)
+			}
 		}
-		keys = append(keys, tok.(string))
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
+	}
+	if tool == FileEditorTool {
+		if err := inferFileEditorCommand(args); err != nil {
 			return nil, err
 		}
 	}
-	return keys, nil
+	fixMalformed(args, model)
+	args.del("security_risk")
+	args.del("summary")
+	values, errs := validateAction(model, args)
+	if len(errs) > 0 {
+		return nil, &ArgumentError{Tool: tool, Reason: validationText(model.name, errs), Keys: append([]string{}, args.keys...)}
+	}
+	return values, nil
 }
 
-// keys are the argument names in the order given: the map has them,
-// unordered, and only an error message needs the order.
-func (a *args) keys() []string {
-	keys, err := objectKeys(a.raw)
-	if err != nil {
-		return []string{}
-	}
-	return keys
-}
+// fileEditorHints are the names that say a call is file_editor's.
+var fileEditorHints = []string{"old_str", "new_str", "insert_line", "file_text", "path", "view_range"}
 
-func (a *args) fail(reason string) error {
-	return &ArgumentError{Tool: a.tool, Reason: reason, Keys: a.keys()}
-}
-
-func (a *args) value(name string) (json.RawMessage, bool) {
-	v, ok := a.m[name]
-	if !ok || string(bytes.TrimSpace(v)) == "null" {
-		return nil, false
+// inferFileEditorCommand is normalize_tool_call's file_editor rule: a call
+// without a command gets the one its other names imply, put first.
+func inferFileEditorCommand(args *pyValue) error {
+	if args.get("command") != nil {
+		return nil
 	}
-	return v, true
-}
-
-// str returns a string argument; nil when absent.
-func (a *args) str(name string) (*string, error) {
-	v, ok := a.value(name)
-	if !ok {
-		return nil, nil
-	}
-	var s string
-	if err := json.Unmarshal(v, &s); err != nil {
-		return nil, a.fail(fmt.Sprintf("`%s` must be a string, not %s", name, jsonType(v)))
-	}
-	return &s, nil
-}
-
-// requiredStr is str for a field the tool cannot do without.
-func (a *args) requiredStr(name string) (string, error) {
-	s, err := a.str(name)
-	if err != nil {
-		return "", err
-	}
-	if s == nil {
-		return "", a.fail(fmt.Sprintf("`%s` is required", name))
-	}
-	return *s, nil
-}
-
-func (a *args) boolean(name string) (bool, error) {
-	v, ok := a.value(name)
-	if !ok {
-		return false, nil
-	}
-	var b bool
-	if err := json.Unmarshal(v, &b); err != nil {
-		return false, a.fail(fmt.Sprintf("`%s` must be true or false, not %s", name, jsonType(v)))
-	}
-	return b, nil
-}
-
-// number returns a non-negative number argument; nil when absent.
-func (a *args) number(name string) (*float64, error) {
-	v, ok := a.value(name)
-	if !ok {
-		return nil, nil
-	}
-	var f float64
-	if err := json.Unmarshal(v, &f); err != nil {
-		return nil, a.fail(fmt.Sprintf("`%s` must be a number, not %s", name, jsonType(v)))
-	}
-	if f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
-		return nil, a.fail(fmt.Sprintf("`%s` must be greater than or equal to 0", name))
-	}
-	return &f, nil
-}
-
-// integer returns a whole-number argument; nil when absent.
-func (a *args) integer(name string) (*int, error) {
-	v, ok := a.value(name)
-	if !ok {
-		return nil, nil
-	}
-	var f float64
-	if err := json.Unmarshal(v, &f); err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
-		return nil, a.fail(fmt.Sprintf("`%s` must be an integer, not %s", name, jsonType(v)))
-	}
-	n := int(f)
-	return &n, nil
-}
-
-// intList returns a list-of-integers argument; nil when absent.
-func (a *args) intList(name string) ([]int, error) {
-	v, ok := a.value(name)
-	if !ok {
-		return nil, nil
-	}
-	var fs []float64
-	if err := json.Unmarshal(v, &fs); err != nil {
-		return nil, a.fail(fmt.Sprintf("`%s` must be a list of integers, not %s", name, jsonType(v)))
-	}
-	out := make([]int, len(fs))
-	for i, f := range fs {
-		if f != math.Trunc(f) || math.Abs(f) > 1<<53 {
-			return nil, a.fail(fmt.Sprintf("`%s` must be a list of integers", name))
+	inferred := ""
+	for _, r := range [][2]string{{"old_str", "str_replace"}, {"insert_line", "insert"}, {"file_text", "create"}, {"path", "view"}} {
+		if args.get(r[0]) != nil {
+			inferred = r[1]
+			break
 		}
-		out[i] = int(f)
 	}
-	return out, nil
+	if inferred != "" {
+		rest := args.copyDict()
+		*args = *newPyDict()
+		args.set("command", &pyValue{kind: pyStr, s: inferred})
+		for _, k := range rest.keys {
+			args.set(k, rest.vals[k])
+		}
+		return nil
+	}
+	hinted := false
+	for _, h := range fileEditorHints {
+		hinted = hinted || args.get(h) != nil
+	}
+	if len(args.keys) > 0 && hinted {
+		return nil
+	}
+	return &ArgumentError{Tool: FileEditorTool, Keys: append([]string{}, args.keys...), Reason: fmt.Sprintf(
+		"Cannot infer 'command' for tool '%s' from empty arguments %s. Expected one of: str_replace, insert, create, "+
+			"view with appropriate arguments (e.g., old_str for str_replace, path for view).", FileEditorTool, args.repr())}
 }
 
-// oneOf checks that a string argument is one of the allowed values.
-func (a *args) oneOf(name, value string, allowed ...string) error {
-	for _, v := range allowed {
-		if value == v {
+// fixMalformed is fix_malformed_tool_arguments: a plain text field sent
+// as a list of texts is joined (a model that chunks old_str); a list field
+// sent as a JSON text is decoded, trailing garbage after its last "}" or
+// "]" cut off (a model that quotes view_range).
+func fixMalformed(args *pyValue, model actionModel) {
+	for _, f := range model.fields {
+		v := args.get(f.name)
+		if v == nil {
+			continue
+		}
+		switch f.typ {
+		case tStr:
+			if v.kind != pyList || !allStrings(v.list) {
+				continue
+			}
+			var b strings.Builder
+			for _, part := range v.list {
+				b.WriteString(part.s)
+			}
+			args.set(f.name, &pyValue{kind: pyStr, s: b.String()})
+		case tIntList, tTaskList:
+			if v.kind != pyStr {
+				continue
+			}
+			if d := decodeCollection(v.s); d != nil {
+				args.set(f.name, d)
+			}
+		}
+	}
+}
+
+func allStrings(list []*pyValue) bool {
+	for _, v := range list {
+		if v.kind != pyStr {
+			return false
+		}
+	}
+	return true
+}
+
+// decodeCollection is the list and dict half of fix_malformed: the text
+// as JSON, else cut after its last "}", else after its last "]"; nil when
+// none of them is a list or an object.
+func decodeCollection(s string) *pyValue {
+	collection := func(text string) *pyValue {
+		v, err := parsePyJSON([]byte(text))
+		if err != nil || (v.kind != pyList && v.kind != pyDict) {
 			return nil
 		}
+		return v
 	}
-	return a.fail(fmt.Sprintf("`%s` must be one of %s, not %q", name, strings.Join(quoteAll(allowed), ", "), value))
-}
-
-func quoteAll(xs []string) []string {
-	out := make([]string, len(xs))
-	for i, x := range xs {
-		out[i] = fmt.Sprintf("%q", x)
+	if v, err := parsePyJSON([]byte(s)); err == nil {
+		if v.kind == pyList || v.kind == pyDict {
+			return v
+		}
+		return nil
 	}
-	return out
-}
-
-// jsonType names the JSON type of v for error messages.
-func jsonType(v json.RawMessage) string {
-	v = bytes.TrimSpace(v)
-	if len(v) == 0 {
-		return "nothing"
+	for _, end := range []string{"}", "]"} {
+		if i := strings.LastIndex(s, end); i >= 0 {
+			if v := collection(s[:i+1]); v != nil {
+				return v
+			}
+		}
 	}
-	switch v[0] {
-	case '"':
-		return "a string"
-	case '{':
-		return "an object"
-	case '[':
-		return "a list"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	}
-	return "a number"
+	return nil
 }

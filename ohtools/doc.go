@@ -5,13 +5,15 @@
 // tools through MCP cannot tell them from its built-ins, except that the
 // person watches them run.
 //
-// It owns the V1 tool definitions (Definitions), argument checking, and
-// the wording of every observation. The control flow of the agent's shell
+// It owns the V1 tool definitions (Definitions), argument checking (the
+// agent's own path from a call's JSON to an action, pydantic's error texts
+// included), and the wording of every observation. The control flow of the agent's shell
 // is engine.Shell, which V0 shares; files go through editor (in its
 // FileEditor dialect, sharing the session's undo history) and workspace.
 //
 // It must not know about MCP, JSON-RPC or any other transport: a face
 // turns a call into Toolbox.Call and the Observation's content blocks into
 // its own result. docs/openhands-compat.md lists every deliberate
-// difference from openhands-tools.
+// difference from openhands-tools; TestAgainstOpenHands holds the texts to
+// the installed openhands-tools itself.
 package ohtools

@@ -15,40 +15,22 @@ type fileEditorArgs struct {
 var fileEditorCommands = []string{editor.CommandView, editor.CommandCreate, editor.CommandStrReplace, editor.CommandInsert, editor.CommandUndoEdit}
 
 func parseFileEditorArgs(raw []byte) (*fileEditorArgs, error) {
-	a, err := parseArgs(FileEditorTool, raw)
+	v, err := checkArguments(FileEditorTool, fileEditorModel, raw)
 	if err != nil {
 		return nil, err
 	}
-	var f fileEditorArgs
-	r := &f.req
-	if r.Command, err = a.requiredStr("command"); err != nil {
-		return nil, err
+	f := &fileEditorArgs{req: editor.Request{
+		Command:  *v.str("command"),
+		Path:     *v.str("path"),
+		FileText: v.str("file_text"),
+		OldStr:   v.str("old_str"),
+		NewStr:   v.str("new_str"),
+	}}
+	if n, ok := v["insert_line"].(int); ok {
+		f.req.InsertLine = &n
 	}
-	if err := a.oneOf("command", r.Command, fileEditorCommands...); err != nil {
-		return nil, err
-	}
-	if r.Path, err = a.requiredStr("path"); err != nil {
-		return nil, err
-	}
-	if r.FileText, err = a.str("file_text"); err != nil {
-		return nil, err
-	}
-	if r.OldStr, err = a.str("old_str"); err != nil {
-		return nil, err
-	}
-	if r.NewStr, err = a.str("new_str"); err != nil {
-		return nil, err
-	}
-	if r.InsertLine, err = a.integer("insert_line"); err != nil {
-		return nil, err
-	}
-	if r.InsertLine != nil && *r.InsertLine < 0 {
-		return nil, a.fail("`insert_line` must be greater than or equal to 0")
-	}
-	if r.ViewRange, err = a.intList("view_range"); err != nil {
-		return nil, err
-	}
-	return &f, nil
+	f.req.ViewRange, _ = v["view_range"].([]int)
+	return f, nil
 }
 
 // fileEditor is FileEditorExecutor: the editor's text, or its error text

@@ -19,17 +19,23 @@ import (
 const fixtureDir = "../fixtures/openhands-v1"
 
 // goldenCase is one line of a fixtures/openhands-v1/*.jsonl file: a tool
-// call and the result openhands-tools gives for it, as its source words
-// it. The lines of a file run in order on one agent in one workspace.
-// In the texts, $WORKSPACE is the workspace root, $PY the Python
-// interpreter on the terminal's PATH, and $TMP the random part of a
-// temporary file's name.
+// call and the result the bridge gives for it, which is openhands-tools'
+// own (TestFixturesFromOpenHands writes and checks it) unless the line
+// names an intended difference: then Result is the bridge's and OpenHands
+// holds openhands-tools'. The lines of a file run in order on one agent
+// in one workspace. In the texts, $WORKSPACE is the workspace root, $PY
+// the Python interpreter on the terminal's PATH, and $TMP the random part
+// of a temporary file's name.
 type goldenCase struct {
 	Name      string          `json:"name"`
-	Setup     *ohtest.Setup   `json:"setup"`
+	Setup     *ohtest.Setup   `json:"setup,omitempty"`
 	Tool      string          `json:"tool"`
 	Arguments json.RawMessage `json:"arguments"`
-	Result    goldenResult    `json:"result"`
+	// Differs names a row of docs/openhands-compat.md's intended
+	// differences, as in test/openhands/tool_cases.jsonl.
+	Differs   string        `json:"differs,omitempty"`
+	Result    goldenResult  `json:"result"`
+	OpenHands *goldenResult `json:"openhands,omitempty"`
 }
 
 type goldenResult struct {

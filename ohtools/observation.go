@@ -119,14 +119,14 @@ func Rejected() *Observation {
 	return o
 }
 
-// ArgumentError is a call whose arguments do not fit the tool's schema.
-// Its text follows the agent's own wording for a tool call it cannot
-// validate: "Error validating tool 'NAME': REASON. Parameters provided:
-// [...]".
+// ArgumentError is a call whose arguments do not make the tool's action.
+// Its text is the agent's own for a tool call it cannot validate: "Error
+// validating tool 'NAME': REASON. Parameters provided: [...]", the reason
+// pydantic's ValidationError or normalize_tool_call's ValueError (args.go).
 type ArgumentError struct {
 	Tool   string
 	Reason string
-	Keys   []string // the argument names given, in order; nil if not an object
+	Keys   []string // the argument names as validated, in order; nil if the JSON did not parse
 }
 
 func (e *ArgumentError) Error() string {

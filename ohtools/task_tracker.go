@@ -1,7 +1,6 @@
 package ohtools
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -31,54 +30,16 @@ type taskTrackerArgs struct {
 }
 
 func parseTaskTrackerArgs(raw []byte) (*taskTrackerArgs, error) {
-	a, err := parseArgs(TaskTrackerTool, raw)
+	v, err := checkArguments(TaskTrackerTool, taskTrackerModel, raw)
 	if err != nil {
 		return nil, err
 	}
 	t := &taskTrackerArgs{command: "view", tasks: []Task{}}
-	if c, err := a.str("command"); err != nil {
-		return nil, err
-	} else if c != nil {
+	if c := v.str("command"); c != nil {
 		t.command = *c
 	}
-	if err := a.oneOf("command", t.command, "view", "plan"); err != nil {
-		return nil, err
-	}
-	v, ok := a.value("task_list")
-	if !ok {
-		return t, nil
-	}
-	var items []json.RawMessage
-	if err := json.Unmarshal(v, &items); err != nil {
-		return nil, a.fail("`task_list` must be a list of tasks, not " + jsonType(v))
-	}
-	for i, item := range items {
-		// TaskItem ignores names it does not know, as pydantic's default.
-		var m map[string]json.RawMessage
-		if json.Unmarshal(item, &m) != nil {
-			return nil, a.fail(fmt.Sprintf("`task_list[%d]` must be an object with a title, not %s", i, jsonType(item)))
-		}
-		ta := &args{tool: TaskTrackerTool, raw: a.raw, m: m}
-		field := func(name string) string { return fmt.Sprintf("task_list[%d].%s", i, name) }
-		title, err := ta.str("title")
-		if err != nil || title == nil {
-			return nil, a.fail(fmt.Sprintf("`%s` is required and must be a string", field("title")))
-		}
-		task := Task{Title: *title, Status: "todo"}
-		if notes, err := ta.str("notes"); err != nil {
-			return nil, a.fail(fmt.Sprintf("`%s` must be a string", field("notes")))
-		} else if notes != nil {
-			task.Notes = *notes
-		}
-		if st, err := ta.str("status"); err != nil {
-			return nil, a.fail(fmt.Sprintf("`%s` must be a string", field("status")))
-		} else if st != nil {
-			task.Status = *st
-		}
-		if err := ta.oneOf(field("status"), task.Status, taskStatuses...); err != nil {
-			return nil, err
-		}
-		t.tasks = append(t.tasks, task)
+	if tasks, ok := v["task_list"].([]Task); ok {
+		t.tasks = tasks
 	}
 	return t, nil
 }

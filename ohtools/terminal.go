@@ -3,6 +3,7 @@ package ohtools
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -60,24 +61,15 @@ type terminalArgs struct {
 }
 
 func parseTerminalArgs(raw []byte) (*terminalArgs, error) {
-	a, err := parseArgs(TerminalTool, raw)
+	v, err := checkArguments(TerminalTool, terminalModel, raw)
 	if err != nil {
 		return nil, err
 	}
-	var t terminalArgs
-	if t.command, err = a.requiredStr("command"); err != nil {
-		return nil, err
+	t := &terminalArgs{command: *v.str("command"), isInput: v.boolean("is_input"), reset: v.boolean("reset")}
+	if f, ok := v["timeout"].(float64); ok {
+		t.timeout = &f
 	}
-	if t.isInput, err = a.boolean("is_input"); err != nil {
-		return nil, err
-	}
-	if t.timeout, err = a.number("timeout"); err != nil {
-		return nil, err
-	}
-	if t.reset, err = a.boolean("reset"); err != nil {
-		return nil, err
-	}
-	return &t, nil
+	return t, nil
 }
 
 // run is TerminalExecutor.__call__ for one action.
@@ -122,9 +114,11 @@ func (t *terminal) execute(ctx context.Context, args *terminalArgs) (*terminalOb
 	req := engine.Request{Command: command, IsInput: args.isInput}
 	if args.timeout != nil {
 		// A command with a timeout is blocking: no soft timeout.
-		req.Timeout = time.Duration(*args.timeout * float64(time.Second))
-		if req.Timeout <= 0 {
-			req.Timeout = time.Nanosecond
+		// pydantic lets "inf" through: a wait without end.
+		if ns := *args.timeout * float64(time.Second); ns >= math.MaxInt64 {
+			req.Timeout = math.MaxInt64
+		} else {
+			req.Timeout = max(time.Duration(ns), time.Nanosecond)
 		}
 	} else {
 		req.NoOutputTimeout = t.noChange

@@ -73,7 +73,7 @@ async function toolChecks(label, client, { ws, python }) {
   check(`${label}: file_editor creates`, !r.isError && text(r) === `File created successfully at: ${file}`, text(r));
   r = await client.callTool({ name: 'file_editor', arguments: { command: 'str_replace', path: file, old_str: '"hi"', new_str: '"hello"' } });
   check(`${label}: file_editor replaces`, !r.isError && text(r) === `The file ${file} has been edited. ` +
-    `Here's the result of running \`cat -n\` on a snippet of ${file}:\n     1\tprint("hello")\n     2\t\n` +
+    `Here's the result of running \`cat -n\` on a snippet of ${file}:\n     1\tprint("hello")\n` +
     'Review the changes and make sure they are as expected. Edit the file again if necessary.', text(r));
   check(`${label}: the edit is on disk`, fs.readFileSync(file, 'utf8') === 'print("hello")\n', fs.readFileSync(file, 'utf8'));
   r = await client.callTool({ name: 'file_editor', arguments: { command: 'undo_edit', path: file } });
@@ -86,7 +86,8 @@ async function toolChecks(label, client, { ws, python }) {
   check(`${label}: an argument the tool does not know is ignored`, !r.isError && text(r) === done('extra', ws, python), r);
   r = await client.callTool({ name: 'terminal', arguments: { command: 'ls', timeout: 'soon' } });
   check(`${label}: a wrongly typed argument is an isError result`, r.isError === true &&
-    text(r).startsWith("Error validating tool 'terminal': `timeout` must be a number"), r);
+    text(r).startsWith("Error validating tool 'terminal': 1 validation error for TerminalAction\ntimeout\n" +
+      "  Input should be a valid number, unable to parse string as a number [type=float_parsing, input_value='soon'"), r);
   r = await client.callTool({ name: 'task_tracker', arguments: { command: 'plan', task_list: [{ title: 'Wire MCP', status: 'in_progress' }] } });
   check(`${label}: task_tracker plans`, text(r) === 'Task list has been updated with 1 item(s).', text(r));
   r = await client.callTool({ name: 'task_tracker', arguments: { command: 'view' } });
