@@ -4,7 +4,8 @@
 // running; an empty command that polls the running one; input and control
 // keys sent to it; interrupt; a new command refused while another runs;
 // and cancel, which means stop: a request whose caller gives up stops its
-// command before the next request runs.
+// command before the next request runs (one that gives up while the shell
+// starts submits nothing).
 //
 // Both of OpenHands' dialects run on it: V1's terminal tool (package
 // ohtools) and V0's run action (package ohactions). Each words the
@@ -25,14 +26,18 @@
 //	              to it, a new command is NOT executed; its end moves the
 //	              shell to idle.
 //	interrupting  a request's caller gave up while its command ran (its ctx
-//	              ended), or Interrupt was called: Ctrl-C; a second
-//	              Ctrl-C as soon as the next command of a list takes the
-//	              terminal (the first fell between two commands), else
-//	              after 2 s; after 0.5 s SIGTERM to the
-//	              foreground process group; after 2 s SIGKILL; after 2 s
-//	              more the whole terminal (shellint's escalation), within
-//	              StopTimeout. A request that arrives meanwhile waits
-//	              for the turn; then the shell is idle.
+//	              ended), or Interrupt was called: shellint's escalation.
+//	              SIGINT (what Ctrl-C sends) to each program that takes
+//	              the terminal within 2 s, never to the shell, which may
+//	              be back at its prompt; then SIGINT again, or the Ctrl-C
+//	              key if the shell itself still runs the command (a
+//	              builtin loop, `read`) and has read its whole line; after
+//	              0.5 s SIGTERM to the foreground process group; after
+//	              2 s SIGKILL; after 2 s more the whole terminal, within
+//	              StopTimeout. What is left of the command's process
+//	              groups once it has ended is killed. A request that
+//	              arrives meanwhile waits for the turn; then the shell is
+//	              idle, and only then is the next command's line written.
 //	exited        the shell died: a command ended it (exit), or it read
 //	              end-of-input at its prompt (a program left the terminal
 //	              so: shellint puts the line discipline back before each

@@ -13,9 +13,10 @@ import (
 // interrupt in progress. It returns an error for a shell that cannot start
 // or take input (the caller words it as the tool's error) and for ctx
 // ending first. When ctx ends while a command runs, the caller has given
-// up on it: the command is stopped (Ctrl-C, then SIGTERM and SIGKILL to its
-// process group, each after a grace period) before the next request runs,
-// so no request is refused because of a command nobody waits for.
+// up on it: the command is stopped (SIGINT, then SIGTERM and SIGKILL to its
+// process group, each after a grace period, and what is left of the group
+// killed) before the next request runs, so no request is refused because
+// of a command nobody waits for.
 func (b *Shell) Execute(ctx context.Context, req Request) (*Record, error) {
 	if err := b.acquire(ctx); err != nil {
 		return nil, err
@@ -176,6 +177,10 @@ func (b *Shell) execute(ctx context.Context, req Request) (*Record, error) {
 func (b *Shell) run(ctx context.Context, req Request) (*Record, error) {
 	s, restarted, err := b.session()
 	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		// The caller gave up while the shell started: nothing to stop.
 		return nil, err
 	}
 	res, err := s.Run(ctx, req.Command, waitOptions(req))

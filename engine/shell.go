@@ -64,8 +64,9 @@ func New(o Options) *Shell {
 }
 
 // DefaultStopTimeout bounds stopping a command whose caller gave up:
-// shellint's escalation (Ctrl-C, 2 s, SIGTERM to the foreground process
-// group, 2 s, SIGKILL, 2 s, then the whole terminal) fits in it.
+// shellint's escalation (SIGINT, 2 s, SIGINT, 0.5 s, SIGTERM to the
+// foreground process group, 2 s, SIGKILL, 2 s, then the whole terminal)
+// fits in it.
 const DefaultStopTimeout = 10 * time.Second
 
 // status is bash.py's prev_status.

@@ -4,7 +4,11 @@ package shellint
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -50,6 +54,73 @@ func TestCtrlCBetweenCommandsOfALoop(t *testing.T) {
 			if r := <-done; r == nil || r.Escalation != "ctrl_c" || r.Running {
 				t.Fatalf("trial %d: %+v, want the loop ended by Ctrl-C", i, r)
 			}
+		}
+	})
+}
+
+// TestInterruptNeverTypesIntoAnUnreadLine: a shell that has not read the
+// command's line (stopped here) is never sent the Ctrl-C key, which would
+// flush the line from the tty's input queue or, caught as bash parses it,
+// cut it (bash then runs the rest). There is no program to signal either,
+// so the stop ends in killing the terminal, and the line never runs.
+func TestInterruptNeverTypesIntoAnUnreadLine(t *testing.T) {
+	t.Parallel()
+	eachShell(t, func(t *testing.T, sh string) {
+		var mu sync.Mutex
+		var raw []byte
+		s := start(t, Options{Shell: sh, InterruptGrace: 100 * time.Millisecond, TermGrace: 100 * time.Millisecond, OnEvent: func(e Event) {
+			if o := e.Output; o != nil {
+				mu.Lock()
+				raw = append(raw, o.Data...)
+				mu.Unlock()
+			}
+		}})
+		run(t, s, "true", RunOptions{})
+		marker := filepath.Join(t.TempDir(), "ran")
+		pid := s.PID()
+		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, func() bool { st, err := readStat(pid); return err == nil && st.state == "T" }, "the shell stopped")
+		mu.Lock()
+		from := len(raw)
+		mu.Unlock()
+		if _, err := s.submit("echo ran > "+marker+"; while :; do :; done", "", false); err != nil {
+			t.Fatal(err)
+		}
+		r, err := s.Interrupt(testCtx(t))
+		if err != nil || r.Escalation != "session_killed" {
+			t.Fatalf("Interrupt: %+v %v; want the terminal killed", r, err)
+		}
+		mu.Lock()
+		out := string(raw[from:])
+		mu.Unlock()
+		// The tty echoes a typed Ctrl-C even while the shell is stopped.
+		if strings.Contains(out, "^C") {
+			t.Fatalf("Ctrl-C was typed into the unread line: %q", out)
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Fatal("the line ran")
+		}
+	})
+}
+
+// TestInterruptAShellBuiltinLoop: a command that keeps the shell itself in
+// the foreground (no program to signal) gets the Ctrl-C key after the
+// grace, the shell having read its line.
+func TestInterruptAShellBuiltinLoop(t *testing.T) {
+	t.Parallel()
+	eachShell(t, func(t *testing.T, sh string) {
+		s := start(t, Options{Shell: sh})
+		if r := run(t, s, "echo started; while :; do :; done", RunOptions{Yield: 200 * time.Millisecond}); !r.Running {
+			t.Fatalf("the loop: %+v", r)
+		}
+		r, err := s.Interrupt(testCtx(t))
+		if err != nil || exitCode(r) != "130" || r.Escalation != "ctrl_c" {
+			t.Fatalf("Interrupt: %+v %v; want exit 130 by Ctrl-C", r, err)
+		}
+		if r := run(t, s, "echo NEXT", RunOptions{}); r.Output != "NEXT\n" || exitCode(r) != "0" {
+			t.Fatalf("echo NEXT: %+v", r)
 		}
 	})
 }

@@ -6,10 +6,14 @@ import (
 	"time"
 )
 
-// Interrupt stops the running command: Ctrl-C, then SIGTERM and SIGKILL to
-// the terminal's foreground process group, each after a grace period; if
-// the command still has not finished, the whole terminal is killed. It
-// returns the command's final Result (Reason "interrupted").
+// Interrupt stops the running command: SIGINT (what Ctrl-C sends),
+// SIGINT again, SIGTERM and SIGKILL to the terminal's foreground process
+// group, each after a grace period (a command that keeps the shell itself
+// in the foreground, a builtin loop, gets the Ctrl-C key after the first,
+// once the shell has read its line); if the command still has not
+// finished, the whole terminal is killed. Once it has ended, what is left
+// of its process groups is killed too. It returns the command's final
+// Result (Reason "interrupted").
 func (s *Terminal) Interrupt(ctx context.Context) (*Result, error) {
 	c, err := s.running()
 	if err != nil {
@@ -48,34 +52,75 @@ type escalationStep struct {
 }
 
 func (s *Terminal) interrupt(ctx context.Context, c *command, reason string, hard bool) (*Result, error) {
-	ctrlC := func(c *command) { s.typeInput(s.procFor(c), []byte{0x03}) }
+	// Signals go to the process group of the program in the terminal's
+	// foreground, never to the shell's: the command may end as the stop
+	// begins, and a Ctrl-C that finds the shell back at its prompt makes
+	// bash print one more prompt, which the next command takes for its end
+	// (exit 130), and zsh drop the next line. The shell itself gets only
+	// the second step's Ctrl-C key, when it has run the command's own code
+	// for the whole grace. seen gathers the groups found, whose leftovers
+	// go once c has ended (endGroups); interrupted, those the first step
+	// has sent SIGINT.
+	seen, interrupted := map[int]bool{}, map[int]bool{}
+	target := func() int {
+		pg := s.signalTarget(c)
+		if pg > 0 {
+			seen[pg] = true
+		}
+		return pg
+	}
+	signal := func(sig syscall.Signal) func(*command) {
+		return func(*command) {
+			if pg := target(); pg > 0 {
+				_ = signalGroup(pg, sig)
+			}
+		}
+	}
+	// interruptNew sends SIGINT, what Ctrl-C sends, to a program that has
+	// taken the terminal since the last look. While the shell itself holds
+	// the terminal (a builtin, or between two programs of a list) nothing
+	// goes: the next program of the list gets it, and dying of it makes
+	// the shell abandon the rest of the list or loop. A program slow to
+	// handle its SIGINT keeps its group and gets the whole grace.
+	interruptNew := func() {
+		if pg := target(); pg > 0 && !interrupted[pg] {
+			interrupted[pg] = true
+			_ = signalGroup(pg, syscall.SIGINT)
+		}
+	}
 	steps := []escalationStep{
-		{"ctrl_c", ctrlC, s.opts.InterruptGrace},
-		// A Ctrl-C that reached the shell between two commands of a list
-		// (`a; sleep 60; b`) is lost: bash goes on with the next. A second
-		// one finds that next command in the foreground, and the shell
-		// then abandons the rest of the list, where SIGTERM to the job
-		// would let it run on. It goes as soon as the next command takes
-		// the terminal (ctrlCLost), else after the grace period.
-		{"ctrl_c", ctrlC, secondInterruptGrace},
-		{"sigterm", func(c *command) { s.signalCommand(c, syscall.SIGTERM) }, s.opts.TermGrace},
-		{"sigkill", func(c *command) { s.signalCommand(c, syscall.SIGKILL) }, killGrace},
+		{"ctrl_c", func(*command) { interruptNew() }, s.opts.InterruptGrace},
+		// Ctrl-C again: bash loses a SIGINT that reaches a child between
+		// its fork and its exec; this one finds the program. A command
+		// that has kept the shell itself in the foreground for the whole
+		// grace runs in it (a builtin loop, `read`): it gets the key, as a
+		// person would type it, but only once the shell holds the whole
+		// line (its C mark). Before, the key would flush a line still in
+		// the tty's input queue, and bash, which reads the line and then
+		// parses it a character at a time, would drop what it had parsed,
+		// print a prompt (a D of 130, taken for the command's end) and go
+		// on with the rest: `echo hi; sleep 30` runs as `cho hi; sleep 30`
+		// while the next command waits behind it. zsh, there, prints no
+		// prompt at all. A shell that has not read the line by then is
+		// not typed into: the escalation ends in killing the terminal.
+		{"ctrl_c", func(c *command) {
+			if pg := target(); pg > 0 {
+				_ = signalGroup(pg, syscall.SIGINT)
+			} else if s.began(c) {
+				s.typeInput(s.procFor(c), []byte{0x03})
+			}
+		}, secondInterruptGrace},
+		{"sigterm", signal(syscall.SIGTERM), s.opts.TermGrace},
+		{"sigkill", signal(syscall.SIGKILL), killGrace},
 	}
 	s.mu.Lock()
 	if !c.done {
 		c.reason = reason
 	}
 	s.mu.Unlock()
-	// A command the shell has not picked up yet (a slow prompt hook, a
-	// loaded machine) is still a line in the tty's input queue: Ctrl-C now
-	// would flush it, the command would never start nor end, and the
-	// escalation would end in killing the terminal. Let it start first.
-	if err := s.waitStarted(ctx, c, s.opts.InterruptGrace); err != nil {
-		return s.softResult(c, reason), err
-	}
 	// A kill needs a process group other than the shell's; a command that
 	// has just started may not have forked its program yet.
-	if hard && s.awaitSignalTarget(c, fgForkTimeout) > 0 {
+	if hard && s.awaitSignalTarget(c, fgForkTimeout, target) > 0 {
 		steps = steps[3:]
 	}
 	for i, st := range steps {
@@ -87,14 +132,16 @@ func (s *Terminal) interrupt(ctx context.Context, c *command, reason string, har
 		c.escalation = st.name
 		s.mu.Unlock()
 		s.log.Info("interrupting command", "seq", c.seq, "step", st.name)
-		var lost func() bool
+		var look func()
 		if i == 0 && !hard {
-			lost = s.ctrlCLost(c)
+			look = interruptNew
 		}
 		st.apply(c)
-		if done, err := s.waitDone(ctx, c, st.grace, lost); done || err != nil {
-			r := s.softResult(c, reason)
-			return r, err
+		if done, err := s.waitDone(ctx, c, st.grace, look); done || err != nil {
+			if done {
+				s.endGroups(ctx, c, seen)
+			}
+			return s.softResult(c, reason), err
 		}
 	}
 	s.mu.Lock()
@@ -103,11 +150,36 @@ func (s *Terminal) interrupt(ctx context.Context, c *command, reason string, har
 		c.escalation = "session_killed"
 	}
 	s.mu.Unlock()
-	if !done {
+	if done {
+		s.endGroups(ctx, c, seen)
+	} else {
 		s.log.Warn("command survived SIGKILL of its process group; killing the terminal", "seq", c.seq)
 		s.kill(c)
 	}
 	return s.softResult(c, reason), nil
+}
+
+// endGroups ends what is left of the process groups a stop found in the
+// foreground once their command has ended: a program the command started
+// in the background of a shell without job control (`sh -c 'server &
+// ...'`) ignores Ctrl-C and stays in the command's group. It returns when
+// they are gone, within killGrace and ctx.
+func (s *Terminal) endGroups(ctx context.Context, c *command, seen map[int]bool) {
+	p := s.procFor(c)
+	if p == nil || len(seen) == 0 {
+		return
+	}
+	groups := make([]int, 0, len(seen))
+	for pg := range seen {
+		groups = append(groups, pg)
+	}
+	deadline := time.Now().Add(killGrace)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	if left := killGroups(p.pid, groups, deadline); left > 0 {
+		s.log.Warn("processes of an interrupted command outlived SIGKILL", "seq", c.seq, "left", left)
+	}
 }
 
 // kill ends the session (or, in fallback mode, the command's process)
@@ -146,17 +218,12 @@ func (s *Terminal) signalTarget(c *command) int {
 	return fg
 }
 
-func (s *Terminal) signalCommand(c *command, sig syscall.Signal) {
-	if pg := s.signalTarget(c); pg > 0 {
-		_ = signalGroup(pg, sig)
-	}
-}
-
-// awaitSignalTarget polls up to d for a process group to signal for c.
-func (s *Terminal) awaitSignalTarget(c *command, d time.Duration) int {
+// awaitSignalTarget polls up to d for a process group to signal for c,
+// found by target.
+func (s *Terminal) awaitSignalTarget(c *command, d time.Duration, target func() int) int {
 	deadline := time.Now().Add(d)
 	for {
-		pg := s.signalTarget(c)
+		pg := target()
 		s.mu.Lock()
 		done := c.done
 		s.mu.Unlock()
@@ -167,35 +234,21 @@ func (s *Terminal) awaitSignalTarget(c *command, d time.Duration) int {
 	}
 }
 
-// waitStarted waits up to d for the shell to start c (or for c to end).
-func (s *Terminal) waitStarted(ctx context.Context, c *command, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	for {
-		s.mu.Lock()
-		started, ch := c.started || c.done, s.changed
-		s.mu.Unlock()
-		if started {
-			return nil
-		}
-		select {
-		case <-ch:
-		case <-t.C:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+// began reports whether the shell holds c's whole line.
+func (s *Terminal) began(c *command) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return c.began
 }
 
-// waitDone waits up to d for c to finish, or until lost (if not nil)
-// says the step missed: then it returns at once, for the next step.
-func (s *Terminal) waitDone(ctx context.Context, c *command, d time.Duration, lost func() bool) (bool, error) {
+// waitDone waits up to d for c to finish, calling look (if not nil) every
+// fgPoll meanwhile.
+func (s *Terminal) waitDone(ctx context.Context, c *command, d time.Duration, look func()) (bool, error) {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	var poll <-chan time.Time
-	if lost != nil {
-		tick := time.NewTicker(lostPoll)
+	if look != nil {
+		tick := time.NewTicker(fgPoll)
 		defer tick.Stop()
 		poll = tick.C
 	}
@@ -209,10 +262,7 @@ func (s *Terminal) waitDone(ctx context.Context, c *command, d time.Duration, lo
 		select {
 		case <-ch:
 		case <-poll:
-			if lost() {
-				s.log.Debug("the Ctrl-C missed: the next command of the list started", "seq", c.seq)
-				return false, nil
-			}
+			look()
 		case <-t.C:
 			return false, nil
 		case <-ctx.Done():
@@ -221,28 +271,5 @@ func (s *Terminal) waitDone(ctx context.Context, c *command, d time.Duration, lo
 	}
 }
 
-// lostPoll spaces the checks of whether a Ctrl-C missed.
-const lostPoll = 20 * time.Millisecond
-
-// ctrlCLost is called just before the first Ctrl-C. The function it
-// returns says whether that Ctrl-C missed its command: a shell without a
-// line editor sometimes goes on with a loop or list when the Ctrl-C comes
-// as one command hands over to the next (plain bash --noediting does it
-// too, about 1 time in 15). Only the shell starts process groups, so a
-// foreground group other than the one the Ctrl-C found (and not the
-// shell's) is the next command of the list: the second Ctrl-C then goes
-// at once instead of after the grace period. A program slow to handle
-// its Ctrl-C keeps its group and gets the whole grace.
-func (s *Terminal) ctrlCLost(c *command) func() bool {
-	s.mu.Lock()
-	fallback := c.proc != nil
-	s.mu.Unlock()
-	if fallback {
-		return nil // the command's bash -c is its own group
-	}
-	before := s.signalTarget(c)
-	return func() bool {
-		now := s.signalTarget(c)
-		return now > 0 && now != before
-	}
-}
+// fgPoll spaces the first step's looks at the foreground process group.
+const fgPoll = 20 * time.Millisecond

@@ -34,8 +34,8 @@ func TestLineDisciplineRestored(t *testing.T) {
 		// GNU stty (coreutils 9) takes cbreak as -icanon.
 		{name: "stty cbreak", breaker: "stty cbreak"},
 		{name: "stty -icrnl", breaker: "stty -icrnl"},
-		// Ctrl-C is a plain byte under -isig: the timeout's Ctrl-Cs stay in
-		// the input queue until SIGTERM ends sleep.
+		// Ctrl-C is a plain byte under -isig; the timeout's SIGINT goes
+		// to sleep's process group itself.
 		{name: "stty -isig, then a timeout", breaker: "stty -isig; sleep 30", timeout: 500 * time.Millisecond},
 		{name: "stty -icanon min 0 time 0", breaker: "stty -icanon min 0 time 0", mayEndShell: true},
 		{name: "stty -echo", breaker: "stty -echo"},

@@ -36,4 +36,5 @@ func (p *ptyProc) saveLine()                     {}
 func (p *ptyProc) prepareLine() error            { return platformError() }
 func (p *ptyProc) terminate(grace time.Duration) {}
 
-func signalGroup(pg int, sig syscall.Signal) error { return platformError() }
+func signalGroup(pg int, sig syscall.Signal) error             { return platformError() }
+func killGroups(sid int, groups []int, deadline time.Time) int { return 0 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -254,6 +255,53 @@ func (p *ptyProc) terminate(grace time.Duration) {
 // signalGroup sends sig to every process in the process group pg.
 func signalGroup(pg int, sig syscall.Signal) error { return unix.Kill(-pg, sig) }
 
+// killGroups SIGKILLs what is left of the process groups groups in
+// session sid (only members of the session count, so that a group id
+// taken again by someone else's group is spared) and waits until it is
+// gone, or deadline passes; it returns how many processes were left then.
+// A group already empty costs one kill(2) probe, and no walk of /proc.
+func killGroups(sid int, groups []int, deadline time.Time) int {
+	var live []int
+	for _, pg := range groups {
+		if pg != sid && unix.Kill(-pg, 0) == nil {
+			live = append(live, pg)
+		}
+	}
+	if len(live) == 0 {
+		return 0
+	}
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		// No /proc (macOS): members cannot be told from zombies, which
+		// answer kill(2) until they are reaped. One SIGKILL to each group.
+		for _, pg := range live {
+			_ = unix.Kill(-pg, unix.SIGKILL)
+		}
+		return 0
+	}
+	for {
+		pids := groupMembers(sid, live)
+		if len(pids) == 0 || time.Now().After(deadline) {
+			return len(pids)
+		}
+		for _, pid := range pids {
+			_ = unix.Kill(pid, unix.SIGKILL)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// groupMembers lists the live (non-zombie) processes of session sid
+// whose process group is one of groups.
+func groupMembers(sid int, groups []int) []int {
+	var out []int
+	eachProc(func(pid int, st procStat) {
+		if st.session == sid && slices.Contains(groups, st.pgrp) {
+			out = append(out, pid)
+		}
+	})
+	return out
+}
+
 // killSession SIGKILLs every process whose session id is sid. Jobs that
 // called setsid themselves have left the terminal on purpose and are spared.
 func killSession(sid int) {
@@ -271,23 +319,30 @@ func killSession(sid int) {
 // sessionMembers lists live (non-zombie) processes in session sid by
 // reading /proc/<pid>/stat.
 func sessionMembers(sid int) []int {
+	var out []int
+	eachProc(func(pid int, st procStat) {
+		if st.session == sid {
+			out = append(out, pid)
+		}
+	})
+	return out
+}
+
+// eachProc calls fn for every live (non-zombie) process in /proc.
+func eachProc(fn func(pid int, st procStat)) {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
-		return nil
+		return
 	}
-	var out []int
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
 			continue
 		}
-		st, err := readStat(pid)
-		if err != nil || st.state == "Z" || st.session != sid {
-			continue
+		if st, err := readStat(pid); err == nil && st.state != "Z" {
+			fn(pid, st)
 		}
-		out = append(out, pid)
 	}
-	return out
 }
 
 type procStat struct {

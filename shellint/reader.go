@@ -95,8 +95,13 @@ func (s *Terminal) onMarkLocked(m mark) {
 			s.cwd = decodeMarkValue(v)
 		}
 	case "C":
-		if c := s.cur; c != nil && !c.started && m.args[1] == strconv.Itoa(c.seq) {
-			c.started = true
+		// The shell has read the whole line: the eval line's C names its
+		// seq; typed mode's (PS0) is tagged "f" and belongs to the line
+		// submitted last, since the one before has ended.
+		if c := s.cur; c != nil && !c.began && c.proc == nil && (m.args[1] == "f" || m.args[1] == strconv.Itoa(c.seq)) {
+			c.began = true
+			c.started = true // with a line editor, what came before was its echo of the line
+			s.broadcastLocked()
 		}
 	}
 }

@@ -83,7 +83,7 @@ func (s *Terminal) submit(text, cwd string, reserved bool) (*command, error) {
 	}
 	var line string
 	if s.mode != ModeFallback {
-		lo := lineOpts{shell: s.shellKind, seq: c.seq, text: runText, editing: s.opts.LineEditing, typed: s.typed, prevEval: s.lastEval}
+		lo := lineOpts{shell: s.shellKind, seq: c.seq, text: runText, typed: s.typed, prevEval: s.lastEval}
 		if s.typed && !s.hookLost && cwd == "" && !s.testEvalOnly && typable(text, s.lastEval) {
 			line = text + "\r"
 			c.file, c.typed = "", true
@@ -186,7 +186,7 @@ func (s *Terminal) startFallback(c *command) error {
 	// onData/onExit, which take mu, only once c.proc says whose it is;
 	// before, it was dropped as an abandoned process's.
 	s.mu.Lock()
-	c.started = true
+	c.started, c.began = true, true
 	p, err := startProc([]string{bash, "--noprofile", "--norc", "-c", script}, env, nil, cwd, cols, rows,
 		s.onData, s.onExit)
 	if err == nil {

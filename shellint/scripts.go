@@ -8,7 +8,7 @@ package shellint
 // no child inherits the descriptor, so a command's child processes cannot
 // learn it and forge the end of a command. Markers are:
 //
-//	C;<nonce>;<seq>        output starts (only with Options.LineEditing)
+//	C;<nonce>;<seq>        the shell has read the whole line and runs it
 //	P;Cwd=<dir>;<nonce>    working directory (value escaped as VS Code does)
 //	D;<exit>;<nonce>;<tag> a command finished with <exit>
 //	A;<nonce>              prompt start: the shell waits for a line
@@ -20,8 +20,16 @@ package shellint
 // every line it reads, so the first D after a line is submitted ends that
 // command, and plain commands are typed as they are: bash keeps $?, $_,
 // PIPESTATUS and the history entry itself, and writes HISTFILE on exit.
-// Our hook is the last PROMPT_COMMAND entry; it costs one test a prompt
-// and wraps PS1 again when a command changed it (venv's activate).
+// PS0, which bash prints once it has read and parsed a line and before it
+// runs it, starts with C, tagged "f" instead of a seq. Our hook is the
+// last PROMPT_COMMAND entry; it costs one test a prompt and wraps PS1 and
+// PS0 again when a command changed them (venv's activate).
+//
+// C tells the bridge that the shell holds the whole line: a Ctrl-C
+// before it can find bash between reading the line and parsing it, when
+// bash drops the characters it parsed so far, prints a prompt (a D of
+// 130) and then runs the rest of the line (interrupt.go). The eval line
+// prints C itself, in every mode.
 //
 // Everything else (zsh, older bash, line editing, and in typed mode the
 // texts typed.go turns away) goes through the eval line below. Outside
@@ -41,6 +49,7 @@ package shellint
 //
 //	 PS1="$__br_user_ps1" __br_seq=<seq> __br_st= __br_la="$_" __br_c=$'<text>';
 //	 builtin history -s -- "$__br_c";
+//	 builtin printf '\033]633;C;%s;%s\007' "$__br_nonce" <seq>;
 //	 builtin eval -- "$__br_pre$__br_c$__br_post";
 //	 __br_fin "${__br_st:-$?}" "$__br_la"
 //
@@ -133,14 +142,17 @@ builtin declare +x __br_nonce
 __br_k=0
 __br_eps=()
 __br_ps1=""
+__br_c0='\e]633;C;${__br_nonce};f\a'
+__br_ps0="$__br_c0" # not yet PS0: __br_fix puts it there
 __br_pfx='\[\e]633;P;Cwd=${__br_pcwd};${__br_nonce}\a\e]633;D;$?;${__br_nonce};f$((__br_k))$((__br_k=0))\a\e]633;A;${__br_nonce}\a\]'
 __br_sfx='\[\e]633;B\a\]'
 # The hook is the last PROMPT_COMMAND entry, after the user's (which may
-# set PS1): one test a prompt unless PS1 or the directory changed.
-__br_hook='__br_k=1;[[ "$PS1" == "$__br_ps1" && "$PWD" == "$__br_lpwd" ]] || __br_fix'
+# set PS1 or PS0): one test a prompt unless one of them or the directory
+# changed.
+__br_hook='__br_k=1;[[ "$PS1" == "$__br_ps1" && "$PS0" == "$__br_ps0" && "$PWD" == "$__br_lpwd" ]] || __br_fix'
 # __br_fix wraps PS1 again around whatever prompt is now the user's (venv's
 # activate prepends to the wrapped one, deactivate restores an old one),
-# and escapes a new cwd for P once.
+# puts C back in front of the user's PS0, and escapes a new cwd for P once.
 __br_fix() {
   if [[ "$PS1" != "$__br_ps1" ]]; then
     builtin local u="${PS1//"$__br_pfx"/}"
@@ -148,6 +160,10 @@ __br_fix() {
     [[ "$u" != '\s-\v\$ ' ]] || u='\u@\h:\w\$ '
     __br_ps1="$__br_pfx$u$__br_sfx"
     PS1="$__br_ps1" PS2=''
+  fi
+  if [[ "$PS0" != "$__br_ps0" ]]; then
+    __br_ps0="$__br_c0${PS0//"$__br_c0"/}"
+    PS0="$__br_ps0"
   fi
   if [[ "$PWD" != "$__br_lpwd" ]]; then __br_lpwd="$PWD"; __br_esc "$PWD"; __br_pcwd="$__br_e"; fi
 }

@@ -12,14 +12,14 @@ const maxInlineLine = 3500
 
 // lineOpts says how submitLine wraps a command.
 type lineOpts struct {
-	shell   string // "bash" or "zsh"
-	seq     int
-	text    string // the command, inline
-	file    string // or the file it is read from
-	editing bool   // a line editor echoes the line: add the C marker
+	shell string // "bash" or "zsh"
+	seq   int
+	text  string // the command, inline
+	file  string // or the file it is read from
 	// typed: the bash runs the typed-mode integration (scripts.go), whose
-	// PS1 prints the markers; prevEval: the previous command went through
-	// this line too, so its PIPESTATUS is in __br_eps, not the shell's.
+	// PS1 prints the markers and PS0 the C; prevEval: the previous command
+	// went through this line too, so its PIPESTATUS is in __br_eps, not the
+	// shell's.
 	typed, prevEval bool
 }
 
@@ -56,10 +56,11 @@ func submitLine(o lineOpts) string {
 	} else {
 		b.WriteString(`;builtin print -s -r -- "$__br_c"`)
 	}
-	if o.editing {
-		b.WriteString(`;builtin printf '\033]633;C;%s;%s\007' "$__br_nonce" `)
-		b.WriteString(strconv.Itoa(o.seq))
-	}
+	// C: the shell has read the whole line (scripts.go). In typed mode PS0
+	// has said so already, unless a command removed it and our hook, which
+	// puts it back, did not run.
+	b.WriteString(`;builtin printf '\033]633;C;%s;%s\007' "$__br_nonce" `)
+	b.WriteString(strconv.Itoa(o.seq))
 	pipes := "PIPESTATUS"
 	if o.shell == "zsh" {
 		pipes = "pipestatus"

@@ -148,6 +148,7 @@ type command struct {
 	text       string
 	file       string
 	started    bool // its output counts (line submitted, or fallback process started)
+	began      bool // the shell has read its whole line (C came), or the fallback process started
 	done       bool
 	exitCode   int
 	reason     string
