@@ -13,6 +13,12 @@
 // model is "openai/<name>" with base_url this server's URL (which ends in
 // /v1); it sends stream: false unless the LLM's stream is set, and both are
 // served.
+//
+// OpenHands also asks the agent's LLM for a conversation's title, beside
+// the agent's first step, unless the conversation turns autotitle off.
+// Such a request is no turn of the script: it is answered with the first
+// line of the person's message as the title (what the SDK falls back to
+// without an LLM), whenever it comes.
 package scriptedllm
 
 import (
@@ -137,7 +143,8 @@ type Server struct {
 	// URL is the base URL to give the agent's LLM, ending in /v1.
 	URL string
 
-	t      testing.TB
+	t      testing.TB // nil outside a test (Serve)
+	report func(string)
 	srv    *http.Server
 	mu     sync.Mutex
 	turns  []Turn
@@ -154,24 +161,46 @@ type Server struct {
 // test prints the transcript.
 func Start(t testing.TB, turns ...Turn) *Server {
 	t.Helper()
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	s, err := serve(func(msg string) { t.Errorf("%s", msg) }, turns)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{URL: "http://" + ln.Addr().String() + "/v1", t: t, turns: turns, done: make(chan struct{}), broken: make(chan struct{})}
-	if len(turns) == 0 {
-		close(s.done)
-	}
-	s.srv = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 10 * time.Second}
-	go s.srv.Serve(ln)
+	s.t = t
 	t.Cleanup(func() {
-		s.srv.Close()
+		s.Close()
 		if t.Failed() {
 			t.Logf("the scripted model's transcript:\n%s", s.Transcript())
 		}
 	})
 	return s
 }
+
+// Serve serves the script outside a test (the demo) until Close. report
+// gets each failure a test would fail with; the agent still gets its 500.
+// Wait needs a test: use Done.
+func Serve(report func(msg string), turns ...Turn) (*Server, error) {
+	return serve(report, turns)
+}
+
+func serve(report func(string), turns []Turn) (*Server, error) {
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{URL: "http://" + ln.Addr().String() + "/v1", report: report, turns: turns, done: make(chan struct{}), broken: make(chan struct{})}
+	if len(turns) == 0 {
+		close(s.done)
+	}
+	s.srv = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 10 * time.Second}
+	go s.srv.Serve(ln)
+	return s, nil
+}
+
+// Close stops serving.
+func (s *Server) Close() { s.srv.Close() }
+
+// Broken is closed once a request failed the script.
+func (s *Server) Broken() <-chan struct{} { return s.broken }
 
 // Done is closed once every turn of the script was answered.
 func (s *Server) Done() <-chan struct{} { return s.done }
@@ -221,6 +250,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, "the request is not the JSON of a chat completion: "+err.Error())
 		return
 	}
+	if message, ok := titleRequest(req); ok {
+		answer := s.answer(req, Turn{Content: title(message)}, false)
+		s.log = append(s.log, "← (a title, not a turn of the script) "+string(answer))
+		s.write(w, req, answer)
+		return
+	}
 	s.reqs = append(s.reqs, req)
 	if s.next >= len(s.turns) {
 		s.fail(w, fmt.Sprintf("the script has %d turns and this is request %d", len(s.turns), s.next+1))
@@ -232,8 +267,16 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.next++
-	answer := s.answer(req, turn)
+	answer := s.answer(req, turn, true)
 	s.log = append(s.log, "← "+string(answer))
+	s.write(w, req, answer)
+	if s.next == len(s.turns) {
+		close(s.done)
+	}
+}
+
+// write sends the answer, streamed when the request asked.
+func (s *Server) write(w http.ResponseWriter, req *Request, answer []byte) {
 	if req.Stream {
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.Write(streamed(answer))
@@ -241,9 +284,37 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(answer)
 	}
-	if s.next == len(s.turns) {
-		close(s.done)
+}
+
+// The SDK's title request (openhands/sdk/conversation/title_utils.py,
+// 1.49.1 and 1.58.2): its system message says what it is for, and its user
+// message quotes the person's between these two.
+const (
+	titleSystem = "generates concise, descriptive titles for conversations with OpenHands"
+	titleBefore = "starts with this message:\n\n"
+	titleAfter  = ".Also make sure to include"
+)
+
+// titleRequest says whether req asks for a title, and gives the person's
+// message it quotes.
+func titleRequest(req *Request) (string, bool) {
+	if len(req.Tools) > 0 || len(req.Messages) != 2 || req.Messages[0].Role != "system" ||
+		!strings.Contains(req.Messages[0].Text(), titleSystem) {
+		return "", false
 	}
+	text := req.Messages[1].Text()
+	if _, rest, ok := strings.Cut(text, titleBefore); ok {
+		if i := strings.LastIndex(rest, titleAfter); i >= 0 {
+			return rest[:i], true
+		}
+	}
+	return text, true
+}
+
+// title is the message's first line.
+func title(message string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(message), "\n")
+	return line
 }
 
 // fail fails the test with the request (last in the log) and answers 500.
@@ -253,7 +324,7 @@ func (s *Server) fail(w http.ResponseWriter, msg string) {
 	default:
 		close(s.broken)
 	}
-	s.t.Errorf("scripted model: %s\nthe request: %s", msg, s.log[len(s.log)-1])
+	s.report(fmt.Sprintf("scripted model: %s\nthe request: %s", msg, s.log[len(s.log)-1]))
 	s.log = append(s.log, "← 500 "+msg)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusInternalServerError)
@@ -289,9 +360,9 @@ func (s *Server) check(req *Request, turn Turn) error {
 	return nil
 }
 
-// answer is the chat completion for the turn; it remembers the calls'
-// ids for the next turn's ToolResults.
-func (s *Server) answer(req *Request, turn Turn) []byte {
+// answer is the chat completion for the turn; when remember, it keeps the
+// calls' ids for the next turn's ToolResults.
+func (s *Server) answer(req *Request, turn Turn, remember bool) []byte {
 	type function struct {
 		Name      string `json:"name"`
 		Arguments string `json:"arguments"`
@@ -302,7 +373,9 @@ func (s *Server) answer(req *Request, turn Turn) []byte {
 		Function function `json:"function"`
 	}
 	msg := map[string]any{"role": "assistant", "content": turn.Content}
-	s.calls = nil
+	if remember {
+		s.calls = nil
+	}
 	var calls []toolCall
 	for _, c := range turn.ToolCalls {
 		if c.ID == "" {
@@ -315,7 +388,9 @@ func (s *Server) answer(req *Request, turn Turn) []byte {
 			args = string(b)
 		}
 		calls = append(calls, toolCall{c.ID, "function", function{c.Name, args}})
-		s.calls = append(s.calls, c)
+		if remember {
+			s.calls = append(s.calls, c)
+		}
 	}
 	finish := "stop"
 	if len(calls) > 0 {
