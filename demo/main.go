@@ -12,7 +12,8 @@
 // scripted agent plays it. The demo says which.
 //
 // Usage: go run ./demo [-bridge bin/oh-bridge] [-server auto|real|stand-in] [-lock agent-server-1.58] [-keep]
-//        go run ./demo -installed
+//
+//	go run ./demo -installed
 package main
 
 import (
