@@ -12,8 +12,7 @@
 // scripted agent plays it. The demo says which.
 //
 // Usage: go run ./demo [-bridge bin/oh-bridge] [-server auto|real|stand-in] [-lock agent-server-1.58] [-keep]
-//
-//	go run ./demo -installed
+// (go run ./demo -installed only says whether the real one is installed).
 package main
 
 import (
