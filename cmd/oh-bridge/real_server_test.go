@@ -117,4 +117,3 @@ func joined(parts ...[]scriptedllm.Turn) []scriptedllm.Turn {
 	}
 	return out
 }
-
