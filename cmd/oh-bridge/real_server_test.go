@@ -1,12 +1,20 @@
 package main_test
 
 import (
+	"context"
+	"encoding/json"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/oh-bridge/oh-bridge/agentserver"
 	"github.com/oh-bridge/oh-bridge/internal/realserver"
 	"github.com/oh-bridge/oh-bridge/internal/scriptedllm"
+	"github.com/oh-bridge/oh-bridge/rpc"
 )
 
 // The real agent-servers of this test binary, one per lock, each started
@@ -20,6 +28,10 @@ var realServers struct {
 
 type sharedServer struct {
 	once sync.Once
+	venv string
+	// opts start it again as the same server: its directory, port, session
+	// key and secret key (which its stored LLM keys are encrypted with).
+	opts realserver.Options
 	srv  *realserver.Server
 	err  error
 }
@@ -29,33 +41,78 @@ type sharedServer struct {
 // it is not installed. A failing test prints the end of its log.
 func realServer(t *testing.T, lock string) *realserver.Server {
 	t.Helper()
+	s := shared(t, lock)
+	s.once.Do(func() {
+		dir, err := os.MkdirTemp("", "oh-shared-agent-server-")
+		if err != nil {
+			s.err = err
+			return
+		}
+		s.opts = realserver.Options{Dir: dir, Key: "shared-" + filepath.Base(dir), Env: []string{"OH_SECRET_KEY=secret-" + filepath.Base(dir)}}
+		s.srv, s.err = realserver.Launch(s.venv, s.opts)
+		if s.err != nil {
+			return
+		}
+		u, _ := url.Parse(s.srv.URL)
+		s.opts.Port, _ = strconv.Atoi(u.Port())
+		t.Logf("%s started in %v, shared by this binary's tests", lock, s.srv.Startup.Round(time.Millisecond))
+	})
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	srv := s.server()
+	from := len(srv.Log())
+	t.Cleanup(func() {
+		if t.Failed() {
+			now := s.server()
+			if now != srv {
+				from = 0
+			}
+			t.Logf("the agent-server's log during the test:\n%s", tail(now.Log()[from:], 20000))
+		}
+	})
+	return srv
+}
+
+func shared(t *testing.T, lock string) *sharedServer {
 	venv := realserver.Need(t, lock)
 	realServers.mu.Lock()
+	defer realServers.mu.Unlock()
 	if realServers.byID == nil {
 		realServers.byID = map[string]*sharedServer{}
 	}
 	s := realServers.byID[lock]
 	if s == nil {
-		s = &sharedServer{}
+		s = &sharedServer{venv: venv}
 		realServers.byID[lock] = s
 	}
-	realServers.mu.Unlock()
-	s.once.Do(func() {
-		s.srv, s.err = realserver.Launch(venv, realserver.Options{})
-		if s.err == nil {
-			t.Logf("%s started in %v, shared by this binary's tests", lock, s.srv.Startup.Round(time.Millisecond))
-		}
-	})
-	if s.err != nil {
-		t.Fatal(s.err)
-	}
-	from := len(s.srv.Log())
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("the agent-server's log during the test:\n%s", tail(s.srv.Log()[from:], 20000))
-		}
-	})
+	return s
+}
+
+func (s *sharedServer) server() *realserver.Server {
+	realServers.mu.Lock()
+	defer realServers.mu.Unlock()
 	return s.srv
+}
+
+// restartRealServer kills the shared server of the lock, as a crash does,
+// calls down while it is down, and starts it again: the same server to its
+// clients (its URL, keys and conversations).
+func restartRealServer(t *testing.T, lock string, down func()) *realserver.Server {
+	t.Helper()
+	s := shared(t, lock)
+	old := s.server()
+	old.Kill()
+	down()
+	srv, err := realserver.Launch(s.venv, s.opts)
+	if err != nil {
+		t.Fatalf("starting the agent-server again: %v", err)
+	}
+	t.Logf("%s started again in %v", lock, srv.Startup.Round(time.Millisecond))
+	realServers.mu.Lock()
+	s.srv = srv
+	realServers.mu.Unlock()
+	return srv
 }
 
 // stopRealServers stops the shared agent-servers (TestMain).
@@ -65,6 +122,7 @@ func stopRealServers() {
 	for _, s := range realServers.byID {
 		if s.srv != nil {
 			s.srv.Stop()
+			os.RemoveAll(s.opts.Dir)
 		}
 	}
 }
@@ -116,4 +174,94 @@ func joined(parts ...[]scriptedllm.Turn) []scriptedllm.Turn {
 		out = append(out, p...)
 	}
 	return out
+}
+
+// editor is a bridge on stdio with an editor's client that allows every
+// action it is asked about.
+type editor struct {
+	*bridge
+	t *testing.T
+}
+
+// startEditor starts a bridge on ws with env added (HOME, XDG_CACHE_HOME:
+// where it keeps its endpoint records) and initializes it as VS Code does.
+func startEditor(t *testing.T, ws string, env []string) *editor {
+	t.Helper()
+	b := startBridgeEnv(t, env, "--stdio", "--workspace", ws, "--log-level", "debug")
+	b.client.OnRequest = func(method string, _ json.RawMessage) (any, *rpc.Error) {
+		if method != "session/request_permission" {
+			return nil, &rpc.Error{Code: rpc.CodeMethodNotFound, Message: method}
+		}
+		return map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "allow_once"}}, nil
+	}
+	if _, err := b.client.Initialize(ctxT(t), map[string]any{"capabilities": map[string]any{"permissions": map[string]any{"requestPermission": true}}}); err != nil {
+		t.Fatal(err)
+	}
+	return &editor{bridge: b, t: t}
+}
+
+// connect calls openhands/connect and answers the conversation's id.
+func (e *editor) connect(params map[string]any) string {
+	e.t.Helper()
+	var res struct {
+		ConversationID string `json:"conversationId"`
+	}
+	if err := e.client.Call(ctxT(e.t), "openhands/connect", params, &res); err != nil {
+		e.t.Fatal(err)
+	}
+	return res.ConversationID
+}
+
+// forgetStatuses drops the status notifications received so far: the
+// next awaitStatus sees only later ones.
+func (e *editor) forgetStatuses() {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for {
+		if _, err := e.client.AwaitNotification(ctx, "openhands/did_change_status", nil); err != nil {
+			return
+		}
+	}
+}
+
+// awaitStatus waits up to limit for an openhands/did_change_status that
+// match accepts, and answers it.
+func (e *editor) awaitStatus(limit time.Duration, what string, match func(agentserver.Status) bool) agentserver.Status {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	var st agentserver.Status
+	_, err := e.client.AwaitNotification(ctx, "openhands/did_change_status", func(raw json.RawMessage) bool {
+		var s agentserver.Status
+		if json.Unmarshal(raw, &s) != nil || !match(s) {
+			return false
+		}
+		st = s
+		return true
+	})
+	if err != nil {
+		e.t.Fatalf("waiting for %s: %v", what, err)
+	}
+	return st
+}
+
+// finished is a status of a conversation whose agent is done.
+func finished(st agentserver.Status) bool {
+	return st.State == agentserver.StateConnected && st.ExecutionStatus == "finished"
+}
+
+// awaitFile waits up to limit for a file to hold want.
+func awaitFile(t *testing.T, path, want string, limit time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		b, err := os.ReadFile(path)
+		if err == nil && string(b) == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s holds %q (%v) after %v, want %q", path, b, err, limit, want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
