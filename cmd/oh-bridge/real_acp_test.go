@@ -96,7 +96,7 @@ func runACPScript(t *testing.T, node, dir, tmp string, config map[string]any) {
 // conversation's first prompt has its agent read the notes (with a
 // thought), edit them, run a command and write a plan, then answer; A's
 // and G's second runs a long command that is cancelled, and A's third
-// (after session/resume) answers.
+// (after session/resume, in another bridge) runs a command and answers.
 func acpScripts(ws string) map[string][]scriptedllm.Turn {
 	notes := filepath.Join(ws, "notes.txt")
 	view := offered(call("file_editor", map[string]any{"command": "view", "path": notes}))
@@ -111,7 +111,7 @@ func acpScripts(ws string) map[string][]scriptedllm.Turn {
 	}
 	long := terminalCall("echo started; sleep 31.5; echo never")
 	return map[string][]scriptedllm.Turn{
-		"A": joined(fix, []scriptedllm.Turn{long, says("After the long one.")}),
+		"A": joined(fix, []scriptedllm.Turn{long, terminalCall("echo resumed > resumed.txt"), says("After the long one.")}),
 		"B": fix,
 		"C": fix,
 		// The person cancels the turn while asked about the command:

@@ -197,7 +197,33 @@ func startEditor(t *testing.T, ws string, env []string) *editor {
 	if _, err := b.client.Initialize(ctxT(t), map[string]any{"capabilities": map[string]any{"permissions": map[string]any{"requestPermission": true}}}); err != nil {
 		t.Fatal(err)
 	}
+	// Ended as an editor ends it, before the test's directories go: its
+	// shells write their history on the way out.
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if b.client.Call(ctx, "shutdown", nil, nil) == nil {
+			b.client.Notify("exit", nil)
+		}
+		select {
+		case <-b.done:
+		case <-ctx.Done():
+		}
+	})
 	return &editor{bridge: b, t: t}
+}
+
+// homeDir is a home for bridges the test kills: their shells end in their
+// own time and may still write there (their history) while the test ends,
+// so it is removed without the check t.TempDir makes.
+func homeDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "oh-home-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
 }
 
 // connect calls openhands/connect and answers the conversation's id.
@@ -243,6 +269,27 @@ func (e *editor) awaitStatus(limit time.Duration, what string, match func(agents
 		e.t.Fatalf("waiting for %s: %v", what, err)
 	}
 	return st
+}
+
+// awaitFinished waits until the agent asked its model for every turn of
+// the script, then until openhands/status says it finished.
+func (e *editor) awaitFinished(m *scriptedllm.Server, limit time.Duration) agentserver.Status {
+	e.t.Helper()
+	m.Wait(limit)
+	deadline := time.Now().Add(limit)
+	for {
+		var st agentserver.Status
+		if err := e.client.Call(ctxT(e.t), "openhands/status", nil, &st); err != nil {
+			e.t.Fatal(err)
+		}
+		if finished(st) {
+			return st
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("the conversation did not finish: %+v", st)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // finished is a status of a conversation whose agent is done.

@@ -501,6 +501,12 @@ async function main() {
   check('session/resume: resuming it twice on one connection says it is open', resumeErr !== undefined && /already open/.test(resumeErr.message), resumeErr && resumeErr.message);
   res = await R.conn.prompt({ sessionId, prompt: [{ type: 'text', text: 'Go on.' }] });
   check('session/resume: the next prompt goes on with the conversation', res.stopReason === 'end_turn' && texts(r, 'agent_message_chunk').includes('After the long one.'), texts(r, 'agent_message_chunk'));
+  // The agent reaches its tools where A's bridge served them: this bridge
+  // serves them there again (the agent-server hides the endpoint's token;
+  // A's bridge recorded it).
+  const resumedCmd = calls(r).find((x) => x.kind === 'execute');
+  check('session/resume: the agent\'s command runs in this bridge', resumedCmd !== undefined && resumedCmd.status === 'completed' &&
+    fs.existsSync(path.join(ws, 'resumed.txt')) && fs.readFileSync(path.join(ws, 'resumed.txt'), 'utf8') === 'resumed\n', resumedCmd);
   check('session/resume: nothing of the history was shown', !texts(r, 'agent_message_chunk').includes('Done.') && r.updates.every((u) => u.sessionUpdate !== 'user_message_chunk'), r.updates.map((u) => u.sessionUpdate));
   await R.conn.closeSession({ sessionId });
   resumeErr = await rejects(R.conn.resumeSession({ sessionId: '00000000-0000-4000-8000-000000000000', cwd: ws, mcpServers: [] }));
