@@ -66,7 +66,9 @@ func Call(name string, args any) ToolCall { return ToolCall{Name: name, Argument
 // Request is one request as the model received it.
 type Request struct {
 	Path string
-	Body json.RawMessage
+	// Header is the request's (Authorization carries the agent's key).
+	Header http.Header
+	Body   json.RawMessage
 	// Decoded parts of the body.
 	Model    string    `json:"model"`
 	Stream   bool      `json:"stream"`
@@ -245,7 +247,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, fmt.Sprintf("the scripted model has no %s %s", r.Method, r.URL.Path))
 		return
 	}
-	req := &Request{Path: r.URL.Path, Body: body}
+	req := &Request{Path: r.URL.Path, Header: r.Header.Clone(), Body: body}
 	if err := json.Unmarshal(body, req); err != nil {
 		s.fail(w, "the request is not the JSON of a chat completion: "+err.Error())
 		return
