@@ -180,8 +180,10 @@ func (t *Tracker) unwait(c *call) {
 // conversation now: the calls its agent waits on. Calls the session runs
 // that the conversation has not reported yet count too: the agent-server
 // can hold its events back while a step runs (1.58.2 sends a socket that
-// attaches then nothing until the step ends), and such a call is most
-// likely its agent's.
+// attaches then nothing until the step ends). Such a call is most likely
+// its agent's; one of another agent sharing the session's endpoint (the
+// editor's, handed to Claude Code) counts too, until it is reported or
+// ends.
 func (t *Tracker) RunningAgents() []string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
