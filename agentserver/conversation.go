@@ -138,7 +138,12 @@ type Conversation struct {
 	order    []string                   // their ids, oldest first
 	asking   bool                       // a confirmation is being asked and answered
 	asked    map[string]bool            // actions the user was asked about
-	calls    map[string]string          // action ids by tool call id
+	// accepted are the actions the user allowed; waits counts the reports
+	// that the agent waits for confirmation, and answeredAt is waits when
+	// the last answer went (confirmAgain).
+	accepted          map[string]bool
+	waits, answeredAt int
+	calls             map[string]string // action ids by tool call id
 	// answered are actions whose observation (by action id) or error (by
 	// tool call id) came before them: the events socket, attached to a
 	// running conversation, gets live events while it still replays the

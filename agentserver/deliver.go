@@ -94,6 +94,9 @@ func (s *Conversation) deliver(data []byte, seq int) {
 		}
 	})
 	if status == "waiting_for_confirmation" {
+		s.mu.Lock()
+		s.waits++
+		s.mu.Unlock()
 		s.confirm()
 	}
 }
@@ -132,6 +135,7 @@ func (s *Conversation) confirm() {
 		}
 	}
 	if len(actions) == 0 {
+		s.confirmAgain()
 		s.mu.Unlock()
 		return
 	}
@@ -150,6 +154,9 @@ func (s *Conversation) confirm() {
 				break
 			}
 		}
+		s.mu.Lock()
+		s.answeredAt = s.waits
+		s.mu.Unlock()
 		err := s.c.RespondToConfirmation(s.ctx, s.id, decision.Accept, decision.Reason)
 		s.mu.Lock()
 		if err != nil && s.ctx.Err() == nil {
@@ -158,7 +165,47 @@ func (s *Conversation) confirm() {
 			for _, id := range ids {
 				delete(s.asked, id)
 			}
+		} else if err == nil && decision.Accept {
+			if s.accepted == nil {
+				s.accepted = map[string]bool{}
+			}
+			for _, id := range ids {
+				s.accepted[id] = true
+			}
 		}
+		s.asking = false
+		s.mu.Unlock()
+		s.confirm()
+	}()
+}
+
+// confirmAgain sends the user's "yes" again when the server says once more
+// that it waits for actions the user allowed, in a report that came after
+// the answer was sent: the agent-server drops an acceptance that arrives
+// while the run that stopped for it is still winding down (1.58.2's
+// EventService.run answers "conversation_already_running", which
+// respond_to_confirmation takes for success), and then waits for ever. A
+// second "yes" once that run is over sets it going, and is a no-op if the
+// first one did. s.mu is held.
+func (s *Conversation) confirmAgain() {
+	if s.waits <= s.answeredAt {
+		return
+	}
+	allowed := false
+	for _, id := range s.pendingIDs() {
+		allowed = allowed || s.accepted[id]
+	}
+	if !allowed {
+		return
+	}
+	s.asking = true
+	s.answeredAt = s.waits
+	go func() {
+		err := s.c.RespondToConfirmation(s.ctx, s.id, true, "")
+		if err != nil && s.ctx.Err() == nil {
+			s.log.Warn("the acceptance sent again was not delivered", "error", err)
+		}
+		s.mu.Lock()
 		s.asking = false
 		s.mu.Unlock()
 		s.confirm()

@@ -107,6 +107,7 @@ type Options struct {
 
 // Link is one conversation followed into a session.
 type Link struct {
+	sess    *session.Session
 	conv    *agentserver.Conversation
 	tracker *updates.Tracker
 	stopObs func()
@@ -122,7 +123,7 @@ func Open(ctx context.Context, o Options) (*Link, error) {
 	if emit == nil {
 		emit = func(updates.Update) {}
 	}
-	l := &Link{tracker: updates.New(updates.Options{Emit: emit, TerminalOutput: o.TerminalOutput})}
+	l := &Link{sess: o.Session, tracker: updates.New(updates.Options{Emit: emit, TerminalOutput: o.TerminalOutput})}
 	l.stopObs = o.Session.Observe(l.tracker.Observer())
 	if o.Tracking != nil {
 		o.Tracking(l)
@@ -280,8 +281,20 @@ func (l *Link) Pause(ctx context.Context) error { return l.conv.Pause(ctx) }
 // Resume lets a paused agent go on.
 func (l *Link) Resume(ctx context.Context) error { return l.conv.Resume(ctx) }
 
-// Interrupt stops the agent's step.
-func (l *Link) Interrupt(ctx context.Context) error { return l.conv.Interrupt(ctx) }
+// Interrupt stops the agent's step, then the session's commands it waits
+// on: the agent-server's interrupt does not reach those. OpenHands' SDK
+// (1.49.1, 1.58.2) calls an MCP tool on a thread of its own and sends no
+// notifications/cancelled when the interrupt cancels its run, so the
+// command would run on in the agent's terminal, and the terminal refuse
+// the agent's next command while it does. They are stopped even when the
+// agent-server could not be told: the person asked for everything to stop.
+func (l *Link) Interrupt(ctx context.Context) error {
+	err := l.conv.Interrupt(ctx)
+	for _, id := range l.tracker.RunningAgents() {
+		l.sess.InterruptAgent(ctx, id)
+	}
+	return err
+}
 
 // CaughtUp waits until the events the conversation had when the link
 // opened have been delivered (a replayed history).

@@ -1,19 +1,24 @@
 // Command demo shows oh-bridge serving an OpenHands agent, end to end and
-// offline. It starts a stand-in OpenHands server with a scripted agent,
-// starts the bridge on a temp workspace, asks it to connect (the bridge
-// dials only then), and prints the conversation as the editor receives it.
+// offline. It starts OpenHands' agent-server, starts the bridge on a temp
+// workspace, asks it to connect (the bridge dials only then), and prints
+// the conversation as the editor receives it.
 //
 // The agent creates a small project, runs its failing tests, fixes the
-// failure with str_replace and runs them again. The server is an
-// agent-server (fixtures/peers/agent_server_standin.py) whose agent works
-// with the bridge's MCP tools.
+// failure with str_replace and runs them again, with the bridge's MCP
+// tools. The agent-server is the real one (openhands-agent-server 1.58.2,
+// installed by `task openhands`), whose agent's LLM is a scripted model on
+// 127.0.0.1 that answers with the story's tool calls; where it is not
+// installed, the stand-in (fixtures/peers/agent_server_standin.py) with a
+// scripted agent plays it. The demo says which.
 //
-// Usage: go run ./demo [-bridge bin/oh-bridge] [-keep]
+// Usage: go run ./demo [-bridge bin/oh-bridge] [-server auto|real|stand-in] [-lock agent-server-1.58] [-keep]
+// (go run ./demo -installed only says whether the real one is installed).
 package main
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -23,17 +28,49 @@ import (
 	"strings"
 	"time"
 
+	"github.com/oh-bridge/oh-bridge/internal/realserver"
 	"github.com/oh-bridge/oh-bridge/rpc/rpctest"
 )
 
 func main() {
 	bridge := flag.String("bridge", "bin/oh-bridge", "the oh-bridge binary")
+	server := flag.String("server", "auto", "the agent-server: real (OpenHands' own, from `task openhands`), stand-in, or auto (real when installed)")
+	lock := flag.String("lock", realserver.Latest, "the real agent-server's lock file in test/openhands (agent-server-1.49 is 1.49.1)")
 	keep := flag.Bool("keep", false, "keep the temp workspace")
+	installed := flag.Bool("installed", false, "only say whether the real agent-server of -lock is installed: exit 0 if it is, 1 if not (task demo installs the stand-in's packages when not)")
 	flag.Parse()
-	if _, err := runV1(*bridge, *keep, os.Stdout); err != nil {
+	if *installed {
+		if _, err := realserver.Venv(*lock); err != nil {
+			fmt.Fprintln(os.Stderr, "demo:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	if _, err := run(*bridge, *server, *lock, *keep, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
 	}
+}
+
+// run plays the story with the agent-server chosen.
+func run(bin, server, lock string, keep bool, out io.Writer) (*summaryV1, error) {
+	switch server {
+	case "real":
+		return runReal(bin, lock, keep, out)
+	case "stand-in":
+		return runStandIn(bin, keep, out)
+	case "auto":
+		_, err := realserver.Venv(lock)
+		var missing *realserver.NotInstalledError
+		if errors.As(err, &missing) {
+			fmt.Fprintf(out, "== OpenHands' agent-server is not installed here (%v)\n== so the stand-in plays it\n", err)
+			return runStandIn(bin, keep, out)
+		} else if err != nil {
+			return nil, err
+		}
+		return runReal(bin, lock, keep, out)
+	}
+	return nil, fmt.Errorf("-server %q: use real, stand-in or auto", server)
 }
 
 // The project the agent writes: its add is wrong, so one test fails until
@@ -42,6 +79,8 @@ const (
 	calcPy     = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
 	testCalcPy = "import unittest\n\nfrom calc import add, mul\n\n\nclass TestCalc(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n\n    def test_mul(self):\n        self.assertEqual(mul(2, 3), 6)\n\n\nif __name__ == \"__main__\":\n    unittest.main()\n"
 	task       = "Create a small calculator with tests, and make the tests pass."
+	// finishMessage is what the agent says when it is done.
+	finishMessage = "The calculator's tests pass: add had a minus, now a plus."
 )
 
 // demo is a temp workspace and a bridge started on it.
@@ -62,9 +101,7 @@ func newWorkspace(out io.Writer, keep bool) (*demo, error) {
 		return nil, err
 	}
 	ws, _ = filepath.EvalSymlinks(ws)
-	d := &demo{ws: ws, out: out, keep: keep}
-	d.ctx, d.cancel = context.WithTimeout(context.Background(), 3*time.Minute)
-	return d, nil
+	return &demo{ws: ws, out: out, keep: keep}, nil
 }
 
 // writeScript writes the stand-in's script where the agent will not see it.
@@ -79,6 +116,8 @@ func (d *demo) startBridge(bin string) error {
 	if _, err := os.Stat(bin); err != nil {
 		return fmt.Errorf("no bridge binary at %s; build it with `go build -o bin/oh-bridge ./cmd/oh-bridge`", bin)
 	}
+	// The story's clock starts with the bridge: the agent-server is ready.
+	d.ctx, d.cancel = context.WithTimeout(context.Background(), 3*time.Minute)
 	fmt.Fprintf(d.out, "== starting oh-bridge on workspace %s\n", d.ws)
 	d.cmd = exec.Command(bin, "--stdio", "--workspace", d.ws, "--log-level", "warn")
 	stdin, _ := d.cmd.StdinPipe()
@@ -125,7 +164,9 @@ func (d *demo) close() error {
 		return nil
 	}
 	d.closed = true
-	defer d.cancel()
+	if d.cancel != nil {
+		defer d.cancel()
+	}
 	var err error
 	if d.cmd != nil && d.cmd.Process != nil {
 		d.client.Call(d.ctx, "shutdown", nil, nil)

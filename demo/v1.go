@@ -35,13 +35,13 @@ func sessionV1(ws string) map[string]any {
 		terminal("python3 -m unittest"),
 		edit(map[string]any{"command": "str_replace", "path": filepath.Join(calc, "calc.py"), "old_str": "return a - b", "new_str": "return a + b"}),
 		terminal("python3 -m unittest -v"),
-		{{"finish": "The calculator's tests pass: add had a minus, now a plus."}},
+		{{"finish": finishMessage}},
 	}}
 }
 
-// runV1 plays the V1 story: an agent-server's agent works with the
-// bridge's MCP tools.
-func runV1(bin string, keep bool, out io.Writer) (*summaryV1, error) {
+// runStandIn plays the story with the stand-in agent-server and its
+// scripted agent: where the real agent-server cannot be installed.
+func runStandIn(bin string, keep bool, out io.Writer) (*summaryV1, error) {
 	if err := agentservertest.Available(); err != nil {
 		return nil, err
 	}
@@ -55,15 +55,23 @@ func runV1(bin string, keep bool, out io.Writer) (*summaryV1, error) {
 		return nil, err
 	}
 	const key = "demo-session-key"
-	fmt.Fprintln(out, "== starting the OpenHands agent-server stand-in (FastAPI) with a scripted LLM")
+	fmt.Fprintln(out, "== starting the stand-in for OpenHands' agent-server (fixtures/peers/agent_server_standin.py, on Debian's python3-fastapi); its agent follows a script")
 	peer, err := agentservertest.Launch("--script", script, "--session-api-key", key)
 	if err != nil {
 		return nil, err
 	}
 	defer peer.Stop()
+	return d.play(bin, peer.URL, key, map[string]any{"model": "demo/scripted"}, nil)
+}
+
+// play starts the bridge, has it dial the agent-server with the task, and
+// prints the conversation until the agent finished. broken, when closed,
+// says the agent's model failed.
+func (d *demo) play(bin, serverURL, key string, llm map[string]any, broken <-chan struct{}) (*summaryV1, error) {
 	if err := d.startBridge(bin); err != nil {
 		return nil, err
 	}
+	out := d.out
 	// The story ends with the finish tool's observation: the status can
 	// say "finished" first, when the socket opens after the agent is done.
 	printed := make(chan struct{})
@@ -73,18 +81,20 @@ func runV1(bin string, keep bool, out io.Writer) (*summaryV1, error) {
 			return e["kind"] == "ObservationEvent" && e["tool_name"] == "finish"
 		})
 	}()
-	fmt.Fprintf(out, "== the bridge dials %s on demand (openhands/connect) and serves its tools over MCP\n\n", peer.URL)
+	fmt.Fprintf(out, "== the bridge dials %s on demand (openhands/connect) and serves its tools over MCP\n\n", serverURL)
 	var res struct{ ConversationID string }
 	if err := d.client.Call(d.ctx, "openhands/connect", map[string]any{
-		"serverUrl":     peer.URL,
+		"serverUrl":     serverURL,
 		"sessionApiKey": key,
-		"llm":           map[string]any{"model": "demo/scripted"},
+		"llm":           llm,
 		"task":          task,
 	}, &res); err != nil {
 		return nil, fmt.Errorf("connect: %w", err)
 	}
 	select {
 	case <-printed:
+	case <-broken:
+		return nil, fmt.Errorf("the agent's scripted model got a request it did not expect")
 	case <-d.ctx.Done():
 		return nil, fmt.Errorf("the agent did not finish: %w", d.ctx.Err())
 	}

@@ -174,6 +174,25 @@ func (s *Session) InterruptAgents(ctx context.Context) {
 	}
 }
 
+// InterruptAgent stops the running command of the agent id, if it runs
+// one. It says whether the session has that agent.
+func (s *Session) InterruptAgent(ctx context.Context, id string) bool {
+	s.mu.Lock()
+	var found *Agent
+	for a := range s.agents {
+		if a.id == id {
+			found = a
+			break
+		}
+	}
+	s.mu.Unlock()
+	if found == nil {
+		return false
+	}
+	found.Interrupt(ctx)
+	return true
+}
+
 // HoldCalls makes every tool call that arrives answer a *CancelledError
 // saying why, until ReleaseCalls: a face whose person cancelled a turn lets
 // nothing else of that turn run. Running commands are the face's to

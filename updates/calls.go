@@ -3,6 +3,7 @@ package updates
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/oh-bridge/oh-bridge/session"
@@ -130,6 +131,7 @@ func (t *Tracker) sessionCall(ev session.CallEvent) {
 // start marks a call as running in the session.
 func (t *Tracker) start(c *call, ev session.CallEvent) {
 	t.live[ev.ID] = c
+	c.agent = ev.Agent
 	if e := t.unbound[ev.TerminalID]; e != nil && e.ev.ID == ev.ID {
 		delete(t.unbound, ev.TerminalID)
 	}
@@ -172,4 +174,32 @@ func (t *Tracker) unwait(c *call) {
 			return
 		}
 	}
+}
+
+// RunningAgents are the session's agents (by id) running a call of the
+// conversation now: the calls its agent waits on. Calls the session runs
+// that the conversation has not reported yet count too: the agent-server
+// can hold its events back while a step runs (1.58.2 sends a socket that
+// attaches then nothing until the step ends). Such a call is most likely
+// its agent's; one of another agent sharing the session's endpoint (the
+// editor's, handed to Claude Code) counts too, until it is reported or
+// ends.
+func (t *Tracker) RunningAgents() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var ids []string
+	add := func(id string) {
+		if id != "" && !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	for _, c := range t.live {
+		add(c.agent)
+	}
+	for _, e := range t.early {
+		if e.end == nil {
+			add(e.ev.Agent)
+		}
+	}
+	return ids
 }

@@ -63,8 +63,9 @@ type call struct {
 	path    string
 	command string // file_editor's command
 	// terminal is where the command ran, when it ran in this session; out
-	// is its live output.
+	// is its live output; agent is the session's agent that runs it.
 	terminal string
+	agent    string
 	out      outputBuf
 	flush    *time.Timer
 	// awaitEnd: the call ended with its command; its output is complete

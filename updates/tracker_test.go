@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -456,4 +457,44 @@ func TestTitles(t *testing.T) {
 	if got := updates.Title("fetch_url", nil, "fetch_url"); got != "fetch_url" {
 		t.Errorf("Title of another tool = %q, want its fallback", got)
 	}
+}
+
+// TestRunningAgents names the agent whose command the conversation waits
+// on: before the agent-server reported the call (its events can trail a
+// running step), once it did, and no one after the call ended.
+func TestRunningAgents(t *testing.T) {
+	agent, tr, _ := liveTracker(t, 10*time.Millisecond)
+	id := agent.Info().ID
+	args := map[string]any{"command": "sleep 30"}
+	raw, _ := json.Marshal(args)
+	done := make(chan struct{})
+	go func() {
+		agent.Call(context.Background(), "terminal", raw, nil)
+		close(done)
+	}()
+	running := func(want []string) {
+		t.Helper()
+		var got []string
+		for range 250 {
+			if got = tr.RunningAgents(); slices.Equal(got, want) {
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Fatalf("RunningAgents = %q, want %q", got, want)
+	}
+	running([]string{id})
+	tr.Event(event(t, action("c1", "terminal", args, "")))
+	running([]string{id})
+	// The call is reported from its start, perhaps before the shell runs
+	// the command: interrupt until it ends.
+	for stopped := false; !stopped; {
+		agent.Interrupt(context.Background())
+		select {
+		case <-done:
+			stopped = true
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	running(nil)
 }

@@ -25,7 +25,11 @@ import (
 // bin is the oh-bridge binary under test, built once by TestMain.
 var bin string
 
-func TestMain(m *testing.M) { os.Exit(rpctest.RunWithBridge(m, ".", &bin)) }
+func TestMain(m *testing.M) {
+	code := rpctest.RunWithBridge(m, ".", &bin)
+	stopRealServers()
+	os.Exit(code)
+}
 
 // repoRoot is the module root, for fixtures and test clients.
 func repoRoot(t *testing.T) string {

@@ -147,6 +147,10 @@ type Options struct {
 	// Env are more KEY=VALUE settings (OH_CONVERSATIONS_PATH=…,
 	// OH_WEBHOOKS_0_BASE_URL=…); they win over the defaults.
 	Env []string
+	// Port is the port to listen on; 0 picks a free one. A server started
+	// again in the same Dir on the same Port is the same server to its
+	// clients, restarted.
+	Port int
 }
 
 // Server is a running agent-server.
@@ -214,7 +218,7 @@ func Launch(venv string, o Options) (*Server, error) {
 	// it: then it is tried again, on another.
 	for range 3 {
 		s, err := launch(venv, o)
-		if err == nil || !strings.Contains(err.Error(), "address already in use") {
+		if err == nil || o.Port != 0 || !strings.Contains(err.Error(), "address already in use") {
 			return s, err
 		}
 		lastErr = err
@@ -253,9 +257,11 @@ func launch(venv string, o Options) (*Server, error) {
 		return nil, err
 	}
 	s.tmux = tmux
-	port, err := freePort()
-	if err != nil {
-		return nil, err
+	port := o.Port
+	if port == 0 {
+		if port, err = freePort(); err != nil {
+			return nil, err
+		}
 	}
 	s.URL = "http://127.0.0.1:" + strconv.Itoa(port)
 	s.cmd = exec.Command(Python(venv), "-I", "-m", "openhands.agent_server", "--host", "127.0.0.1", "--port", strconv.Itoa(port))
@@ -347,6 +353,15 @@ func (s *Server) Stop() {
 		}
 	}
 	s.cleanup()
+}
+
+// Kill ends the server at once, as a crash does: SIGKILL to its process
+// group. Stop still removes what it made.
+func (s *Server) Kill() {
+	if s.cmd.Process != nil {
+		signalGroup(s.cmd, true)
+		<-s.exited
+	}
 }
 
 func (s *Server) cleanup() {

@@ -66,7 +66,9 @@ func Call(name string, args any) ToolCall { return ToolCall{Name: name, Argument
 // Request is one request as the model received it.
 type Request struct {
 	Path string
-	Body json.RawMessage
+	// Header is the request's (Authorization carries the agent's key).
+	Header http.Header
+	Body   json.RawMessage
 	// Decoded parts of the body.
 	Model    string    `json:"model"`
 	Stream   bool      `json:"stream"`
@@ -143,11 +145,12 @@ type Server struct {
 	// URL is the base URL to give the agent's LLM, ending in /v1.
 	URL string
 
-	t     testing.TB
-	srv   *http.Server
-	mu    sync.Mutex
-	turns []Turn
-	next  int
+	t      testing.TB // nil outside a test (Serve)
+	report func(string)
+	srv    *http.Server
+	mu     sync.Mutex
+	turns  []Turn
+	next   int
 	// answered counts the turns answered (held ones once let go).
 	answered int
 	calls    []ToolCall // the last answer's, with their ids
@@ -165,11 +168,33 @@ type Server struct {
 // test prints the transcript.
 func Start(t testing.TB, turns ...Turn) *Server {
 	t.Helper()
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	s, err := serve(func(msg string) { t.Errorf("%s", msg) }, turns)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{URL: "http://" + ln.Addr().String() + "/v1", t: t, turns: turns, done: make(chan struct{}), broken: make(chan struct{})}
+	s.t = t
+	t.Cleanup(func() {
+		s.Close()
+		if t.Failed() {
+			t.Logf("the scripted model's transcript:\n%s", s.Transcript())
+		}
+	})
+	return s
+}
+
+// Serve serves the script outside a test (the demo) until Close. report
+// gets each failure a test would fail with; the agent still gets its 500.
+// Wait needs a test: use Done.
+func Serve(report func(msg string), turns ...Turn) (*Server, error) {
+	return serve(report, turns)
+}
+
+func serve(report func(string), turns []Turn) (*Server, error) {
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{URL: "http://" + ln.Addr().String() + "/v1", report: report, turns: turns, done: make(chan struct{}), broken: make(chan struct{})}
 	for range turns {
 		s.reached = append(s.reached, make(chan struct{}))
 	}
@@ -178,14 +203,14 @@ func Start(t testing.TB, turns ...Turn) *Server {
 	}
 	s.srv = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 10 * time.Second}
 	go s.srv.Serve(ln)
-	t.Cleanup(func() {
-		s.srv.Close()
-		if t.Failed() {
-			t.Logf("the scripted model's transcript:\n%s", s.Transcript())
-		}
-	})
-	return s
+	return s, nil
 }
+
+// Close stops serving.
+func (s *Server) Close() { s.srv.Close() }
+
+// Broken is closed once a request failed the script.
+func (s *Server) Broken() <-chan struct{} { return s.broken }
 
 // Reached is closed once the request of turn i (from 0) has arrived and
 // passed its checks; a held turn is then waiting for its Hold.
@@ -234,10 +259,17 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.mu.Unlock()
 		return
 	}
-	req := &Request{Path: r.URL.Path, Body: body}
+	req := &Request{Path: r.URL.Path, Header: r.Header.Clone(), Body: body}
 	if err := json.Unmarshal(body, req); err != nil {
 		s.fail(w, "the request is not the JSON of a chat completion: "+err.Error())
 		s.mu.Unlock()
+		return
+	}
+	if message, ok := titleRequest(req); ok {
+		answer := s.answer(req, Turn{Content: title(message)}, false)
+		s.log = append(s.log, "← (a title, not a turn of the script) "+string(answer))
+		s.mu.Unlock()
+		s.write(w, req, answer)
 		return
 	}
 	s.reqs = append(s.reqs, req)
@@ -254,7 +286,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.next++
-	answer := s.answer(req, turn)
+	answer := s.answer(req, turn, true)
 	close(s.reached[i])
 	s.mu.Unlock()
 
@@ -275,6 +307,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.answered++
 	last := s.answered == len(s.turns)
 	s.mu.Unlock()
+	s.write(w, req, answer)
+	if last {
+		close(s.done)
+	}
+}
+
+// write sends the answer, streamed when the request asked.
+func (s *Server) write(w http.ResponseWriter, req *Request, answer []byte) {
 	if req.Stream {
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.Write(streamed(answer))
@@ -282,9 +322,37 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(answer)
 	}
-	if last {
-		close(s.done)
+}
+
+// The SDK's title request (openhands/sdk/conversation/title_utils.py,
+// 1.49.1 and 1.58.2): its system message says what it is for, and its user
+// message quotes the person's between these two.
+const (
+	titleSystem = "generates concise, descriptive titles for conversations with OpenHands"
+	titleBefore = "starts with this message:\n\n"
+	titleAfter  = ".Also make sure to include"
+)
+
+// titleRequest says whether req asks for a title, and gives the person's
+// message it quotes.
+func titleRequest(req *Request) (string, bool) {
+	if len(req.Tools) > 0 || len(req.Messages) != 2 || req.Messages[0].Role != "system" ||
+		!strings.Contains(req.Messages[0].Text(), titleSystem) {
+		return "", false
 	}
+	text := req.Messages[1].Text()
+	if _, rest, ok := strings.Cut(text, titleBefore); ok {
+		if i := strings.LastIndex(rest, titleAfter); i >= 0 {
+			return rest[:i], true
+		}
+	}
+	return text, true
+}
+
+// title is the message's first line.
+func title(message string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(message), "\n")
+	return line
 }
 
 // fail fails the test with the request (last in the log) and answers 500.
@@ -294,7 +362,7 @@ func (s *Server) fail(w http.ResponseWriter, msg string) {
 	default:
 		close(s.broken)
 	}
-	s.t.Errorf("scripted model: %s\nthe request: %s", msg, s.log[len(s.log)-1])
+	s.report(fmt.Sprintf("scripted model: %s\nthe request: %s", msg, s.log[len(s.log)-1]))
 	s.log = append(s.log, "← 500 "+msg)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusInternalServerError)
@@ -330,9 +398,9 @@ func (s *Server) check(req *Request, turn Turn) error {
 	return nil
 }
 
-// answer is the chat completion for the turn; it remembers the calls'
-// ids for the next turn's ToolResults.
-func (s *Server) answer(req *Request, turn Turn) []byte {
+// answer is the chat completion for the turn; when remember, it keeps the
+// calls' ids for the next turn's ToolResults.
+func (s *Server) answer(req *Request, turn Turn, remember bool) []byte {
 	type function struct {
 		Name      string `json:"name"`
 		Arguments string `json:"arguments"`
@@ -343,7 +411,9 @@ func (s *Server) answer(req *Request, turn Turn) []byte {
 		Function function `json:"function"`
 	}
 	msg := map[string]any{"role": "assistant", "content": turn.Content}
-	s.calls = nil
+	if remember {
+		s.calls = nil
+	}
 	var calls []toolCall
 	for _, c := range turn.ToolCalls {
 		if c.ID == "" {
@@ -356,7 +426,9 @@ func (s *Server) answer(req *Request, turn Turn) []byte {
 			args = string(b)
 		}
 		calls = append(calls, toolCall{c.ID, "function", function{c.Name, args}})
-		s.calls = append(s.calls, c)
+		if remember {
+			s.calls = append(s.calls, c)
+		}
 	}
 	finish := "stop"
 	if len(calls) > 0 {

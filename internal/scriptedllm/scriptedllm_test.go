@@ -196,3 +196,51 @@ func TestHold(t *testing.T) {
 		t.Errorf("failures: %q", errs)
 	}
 }
+
+// TestTitles: the SDK's title request, wherever it comes between the
+// turns, is answered with the person's message as the title and leaves
+// the script where it was (its calls' ids too). Serve reports a failure
+// instead of failing a test.
+func TestTitles(t *testing.T) {
+	var mu sync.Mutex
+	var reported []string
+	m, err := Serve(func(msg string) { mu.Lock(); reported = append(reported, msg); mu.Unlock() },
+		Turn{ToolCalls: []ToolCall{Call("terminal", map[string]any{"command": "echo hi"})}},
+		Turn{ToolResults: []string{"hi"}, Content: "done"},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	ask := func() (int, string) {
+		return post(t, m.URL, map[string]any{"model": "m", "messages": []any{
+			map[string]any{"role": "system", "content": []any{map[string]any{"type": "text", "text": "You are a helpful assistant that generates concise, descriptive titles for conversations with OpenHands. Return only the title."}}},
+			map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": "Generate a title (maximum 50 characters) for a conversation that starts with this message:\n\nFix the notes.\nThen say done..Also make sure to include ONE most relevant emoji at the start of the title."}}},
+		}})
+	}
+	post(t, m.URL, map[string]any{"model": "m", "messages": []any{map[string]any{"role": "user", "content": "go"}}})
+	if status, body := ask(); status != 200 || !strings.Contains(body, `"content":"Fix the notes."`) {
+		t.Errorf("the title request got %d %s", status, body)
+	}
+	status, body := post(t, m.URL, map[string]any{"model": "m", "messages": []any{
+		map[string]any{"role": "tool", "tool_call_id": "call_1", "content": "hi"}}})
+	if status != 200 || !strings.Contains(body, `"content":"done"`) {
+		t.Errorf("the turn after the title got %d %s", status, body)
+	}
+	select {
+	case <-m.Done():
+	default:
+		t.Error("the title counted as a turn: Done did not close after the script's two")
+	}
+	post(t, m.URL, map[string]any{"model": "m"})
+	mu.Lock()
+	defer mu.Unlock()
+	if len(reported) != 1 || !strings.Contains(reported[0], "the script has 2 turns and this is request 3") {
+		t.Errorf("Serve reported %q, want the request off the script", reported)
+	}
+	select {
+	case <-m.Broken():
+	default:
+		t.Error("Broken did not close")
+	}
+}

@@ -13,6 +13,11 @@
 //      send_message, pause, resume and disconnect work.
 // The stand-in's script, written by the Go test, has each conversation run
 // one terminal command, `echo hi >> hello.txt && cat hello.txt`, then answer.
+// It stays on the stand-in, not OpenHands' own agent-server: it checks the
+// stand-in itself against OpenHands' own client and schema types (with the
+// stand-in's --record), which keeps it true for the tests that still need
+// it to inject faults. The editor's steps against the real server are
+// editor_real.cjs's (TestEditorFaceSteersTheRealServer).
 // Usage: node agent_server.cjs <oh-bridge> <stand-in URL> <session API key> <temp dir>
 'use strict';
 const { spawn } = require('node:child_process');
