@@ -45,7 +45,7 @@ func TestAcceptanceSentAgain(t *testing.T) {
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	defer s.cancel()
 	waiting := func(id string) {
-		s.deliver([]byte(`{"id":"` + id + `","kind":"ConversationStateUpdateEvent","key":"execution_status","value":"waiting_for_confirmation"}`))
+		s.deliver([]byte(`{"id":"` + id + `","kind":"ConversationStateUpdateEvent","key":"execution_status","value":"waiting_for_confirmation"}`), -1)
 	}
 	answer := func(what string) string {
 		t.Helper()
@@ -80,7 +80,7 @@ func TestAcceptanceSentAgain(t *testing.T) {
 		t.Fatal("the confirmation round did not end")
 	}
 
-	s.deliver([]byte(`{"id":"a1","kind":"ActionEvent","tool_call_id":"c1"}`))
+	s.deliver([]byte(`{"id":"a1","kind":"ActionEvent","tool_call_id":"c1"}`), -1)
 	waiting("w1")
 	waiting("w2") // while the user is asked: before the answer went
 	close(release)
@@ -100,7 +100,7 @@ func TestAcceptanceSentAgain(t *testing.T) {
 	}
 	// Once the action has its observation, a report of waiting is about
 	// other actions: nothing is sent for the allowed one.
-	s.deliver([]byte(`{"id":"o1","kind":"ObservationEvent","action_id":"a1","tool_call_id":"c1"}`))
+	s.deliver([]byte(`{"id":"o1","kind":"ObservationEvent","action_id":"a1","tool_call_id":"c1"}`), -1)
 	waiting("w4")
 	none("once the allowed action ran")
 }

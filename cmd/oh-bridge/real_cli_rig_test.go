@@ -259,13 +259,6 @@ func commandLineMark(s string) string {
 	return b.String()
 }
 
-func tail(s string, n int) string {
-	if len(s) > n {
-		return "…" + s[len(s)-n:]
-	}
-	return s
-}
-
 // termWatch keeps each terminal's mirrored stream (terminal/did_output).
 type termWatch struct {
 	mu      sync.Mutex

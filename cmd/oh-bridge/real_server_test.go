@@ -127,6 +127,7 @@ func stopRealServers() {
 	}
 }
 
+// tail is the last n bytes of s, marked as cut.
 func tail(s string, n int) string {
 	if len(s) > n {
 		return "…" + s[len(s)-n:]
