@@ -45,7 +45,7 @@ func TestAcceptanceSentAgain(t *testing.T) {
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	defer s.cancel()
 	waiting := func(id string) {
-		s.deliver([]byte(`{"id":"` + id + `","kind":"ConversationStateUpdateEvent","key":"execution_status","value":"waiting_for_confirmation"}`), -1)
+		s.deliver([]byte(`{"id":"`+id+`","kind":"ConversationStateUpdateEvent","key":"execution_status","value":"waiting_for_confirmation"}`), -1)
 	}
 	answer := func(what string) string {
 		t.Helper()
