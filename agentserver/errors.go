@@ -3,6 +3,7 @@ package agentserver
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strings"
 	"syscall"
@@ -19,6 +20,8 @@ func (e *UnreachableError) Error() string {
 	switch {
 	case errors.Is(e.Err, syscall.ECONNREFUSED):
 		reason = "connection refused: is the agent-server running (python -m openhands.agent_server, port 8000 by default)?"
+	case errors.Is(e.Err, io.EOF), errors.Is(e.Err, io.ErrUnexpectedEOF), errors.Is(e.Err, syscall.ECONNRESET):
+		reason = "the connection closed without a word: the agent-server stopped, restarted or dropped it (the bridge reconnects once it answers again)"
 	case isDNS(e.Err):
 		reason = "the host name does not resolve"
 	}
