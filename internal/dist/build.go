@@ -34,7 +34,9 @@ const (
 // Run builds the npm tarballs, the wheels, the release archives and the
 // registry entry.
 func (b *Build) Run(ctx context.Context) error {
-	read := func(path ...string) ([]byte, error) { return os.ReadFile(filepath.Join(append([]string{b.Root}, path...)...)) }
+	read := func(path ...string) ([]byte, error) {
+		return os.ReadFile(filepath.Join(append([]string{b.Root}, path...)...))
+	}
 	license, err := read("extension", "LICENSE")
 	if err != nil {
 		return err

@@ -86,7 +86,9 @@ func NPMTarball(name, version string) string { return name + "-" + version + ".t
 func (p Platform) NodeOS() string { return p.GOOS }
 
 // NodeCPU is Node's name for p's CPU.
-func (p Platform) NodeCPU() string { return map[string]string{"amd64": "x64", "arm64": "arm64"}[p.GOARCH] }
+func (p Platform) NodeCPU() string {
+	return map[string]string{"amd64": "x64", "arm64": "arm64"}[p.GOARCH]
+}
 
 // wheelDist is the project's name as wheel file names spell it.
 var wheelDist = strings.ReplaceAll(PyPIName, "-", "_")

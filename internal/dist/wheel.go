@@ -49,7 +49,9 @@ var Epoch = time.Date(1980, 1, 1, 0, 0, 0, 0, time.UTC)
 func (w *Wheel) distInfo() string { return fmt.Sprintf("%s-%s.dist-info", wheelDist, w.Version) }
 
 // DataScripts is where a wheel of version keeps its scripts.
-func DataScripts(version string) string { return fmt.Sprintf("%s-%s.data/scripts/", wheelDist, version) }
+func DataScripts(version string) string {
+	return fmt.Sprintf("%s-%s.data/scripts/", wheelDist, version)
+}
 
 // Write writes the wheel to out.
 func (w *Wheel) Write(out io.Writer) error {

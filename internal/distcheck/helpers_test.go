@@ -131,4 +131,6 @@ func baseEnv(t *testing.T) []string {
 func versionLine(version string) string { return "oh-bridge " + version + "\n" }
 
 // lines quotes s's lines for a failure message.
-func lines(s string) string { return "\t" + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n\t") }
+func lines(s string) string {
+	return "\t" + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n\t")
+}

@@ -371,4 +371,3 @@ func extracted(t *testing.T, e Entry) string {
 	}
 	return path
 }
-
