@@ -361,13 +361,3 @@ func logSize(t *testing.T, file string, b *pkgcheck.Binary) {
 	}
 	t.Log(line)
 }
-
-// extracted writes an entry to a file of its own and returns its path.
-func extracted(t *testing.T, e Entry) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), filepath.Base(e.Path))
-	if err := os.WriteFile(path, e.Data, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
