@@ -22,7 +22,8 @@ import (
 // alone, and a SIGINT sent to its whole process group (Ctrl-C in a
 // terminal), each reach the bridge once: it shuts down cleanly and
 // exits 128 plus the signal's number (a second signal would end it at
-// once, killed by the signal), and the launcher exits with that code.
+// once, killed by the signal), and the launcher exits with that code. A
+// bridge killed by a signal leaves the launcher killed by the same.
 func TestLauncherPassesThrough(t *testing.T) {
 	dir, version := distDir(t)
 	p := here(t)
@@ -40,12 +41,13 @@ func TestLauncherPassesThrough(t *testing.T) {
 	}
 
 	for _, c := range []struct {
-		name  string
-		group bool // signal the process group, else the launcher alone
-		sig   syscall.Signal
+		name string
+		to   string // "launcher", "group" (its process group) or "bridge"
+		sig  syscall.Signal
 	}{
-		{"SIGTERM to the launcher", false, syscall.SIGTERM},
-		{"SIGINT to the process group", true, syscall.SIGINT},
+		{"SIGTERM to the launcher", "launcher", syscall.SIGTERM},
+		{"SIGINT to the process group", "group", syscall.SIGINT},
+		{"SIGKILL to the bridge", "bridge", syscall.SIGKILL},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cmd := exec.Command(node, launcher, "mcp", "--workspace", t.TempDir(), "--log-level", "error")
@@ -81,10 +83,7 @@ func TestLauncherPassesThrough(t *testing.T) {
 				syscall.Kill(bridge, syscall.SIGKILL)
 				t.Fatal("no answer to initialize within 30 s")
 			}
-			target := cmd.Process.Pid
-			if c.group {
-				target = -cmd.Process.Pid
-			}
+			target := map[string]int{"launcher": cmd.Process.Pid, "group": -cmd.Process.Pid, "bridge": bridge}[c.to]
 			if err := syscall.Kill(target, c.sig); err != nil {
 				t.Fatal(err)
 			}
@@ -98,6 +97,14 @@ func TestLauncherPassesThrough(t *testing.T) {
 				t.Fatalf("the launcher did not end within 30 s of %s", c.sig)
 			}
 			ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
+			if c.to == "bridge" {
+				// The bridge cannot catch SIGKILL: the launcher ends killed
+				// by it too, as a shell would see the bridge end.
+				if !ws.Signaled() || ws.Signal() != c.sig {
+					t.Errorf("the launcher ended with %v; want it killed by the signal that killed the bridge (%v)", cmd.ProcessState, c.sig)
+				}
+				return
+			}
 			if want := 128 + int(c.sig); ws.Signaled() || ws.ExitStatus() != want {
 				t.Errorf("the launcher ended with %v (signaled %v); want exit %d, the bridge's after one %s", cmd.ProcessState, ws.Signaled(), want, c.sig)
 			}
