@@ -192,11 +192,16 @@ func (b *Build) logFile(name string) {
 	if b.Log == nil {
 		return
 	}
-	size := int64(-1)
-	if fi, err := os.Stat(filepath.Join(b.Out, name)); err == nil {
-		size = fi.Size()
+	fi, err := os.Stat(filepath.Join(b.Out, name))
+	if err != nil {
+		fmt.Fprintf(b.Log, "dist/%s: %v\n", name, err)
+		return
 	}
-	fmt.Fprintf(b.Log, "dist/%-80s %6.1f MB\n", name, float64(size)/1e6)
+	size := fmt.Sprintf("%.1f MB", float64(fi.Size())/1e6)
+	if fi.Size() < 1e5 {
+		size = fmt.Sprintf("%.1f KB", float64(fi.Size())/1e3)
+	}
+	fmt.Fprintf(b.Log, "dist/%-100s %8s\n", name, size)
 }
 
 // ExtensionVersion is the version in extension/package.json under root:

@@ -45,7 +45,7 @@ type Platform struct {
 }
 
 // Platforms are those with an npm package and a wheel: the extension's
-// (pkgcheck.Targets, TestPlatformsAreTheExtensions). The Go binary is
+// (pkgcheck.Targets; distcheck's TestEveryPlatformHasItsPackages). The Go binary is
 // static and needs no libc, so a Linux wheel says both manylinux (glibc
 // 2.17 and later, with manylinux2014, its older name, for pip before
 // 20.3) and musllinux (musl 1.1 and later), as ziglang's wheels do for
