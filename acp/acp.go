@@ -14,6 +14,7 @@ package acp
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"sync"
 
@@ -159,20 +160,42 @@ func (a *Server) initialize(ctx context.Context, p *initializeParams) (any, erro
 			// ACP v1 (schema 1.21): {} says the method is served.
 			"sessionCapabilities": map[string]any{"list": map[string]any{}, "resume": map[string]any{}, "close": map[string]any{}},
 		},
-		"authMethods": []any{},
+		"authMethods": []any{authMethod},
 		"agentInfo":   map[string]any{"name": "oh-bridge", "title": "OpenHands (oh-bridge)", "version": a.cfg.Version},
 	}, nil
+}
+
+// authMethodID is the one authentication method initialize offers.
+const authMethodID = "agent-server"
+
+// authMethod is that method, of ACP's default type, "agent" (no "type"
+// field): the agent handles it itself, through authenticate. The ACP
+// registry lists only agents that offer a method of type "agent" or
+// "terminal". The bridge signs in to nothing: the agent-server and its
+// session API key come from its configuration, or it finds or starts a
+// server on this machine, so the method only says where the key comes
+// from, and authenticate has nothing to do. The bridge never answers
+// auth_required, so a client has no reason to call it.
+var authMethod = map[string]any{
+	"id":   authMethodID,
+	"name": "OpenHands agent-server",
+	"description": "oh-bridge uses the agent-server and session API key of its configuration (OH_BRIDGE_SERVER_URL and " +
+		"OH_BRIDGE_SESSION_API_KEY, or serverUrl and sessionApiKey in ~/.config/oh-bridge/config.json), or one it finds " +
+		"or starts on this machine; there is nothing to sign in to.",
 }
 
 type authenticateParams struct {
 	MethodID string `json:"methodId"`
 }
 
-// authenticate has nothing to do: the agent-server's key comes from the
-// bridge's configuration, and initialize offers no methods.
+// authenticate accepts the one method, which needs nothing done: the
+// agent-server's key comes from the bridge's configuration.
 func (a *Server) authenticate(ctx context.Context, p *authenticateParams) (any, error) {
-	return nil, rpc.NewError(rpc.CodeInvalidParams, "oh-bridge offers no authentication methods (initialize lists none); "+
-		"the agent-server's session API key is configured with OH_BRIDGE_SESSION_API_KEY or sessionApiKey in the config file", nil)
+	if p.MethodID == authMethodID {
+		return map[string]any{}, nil
+	}
+	return nil, rpc.NewError(rpc.CodeInvalidParams, fmt.Sprintf("oh-bridge offers one authentication method, %q, not %q (initialize lists it); "+
+		"the agent-server's session API key is configured with OH_BRIDGE_SESSION_API_KEY or sessionApiKey in the config file", authMethodID, p.MethodID), nil)
 }
 
 func (a *Server) capabilities() clientCapabilities {

@@ -142,16 +142,29 @@ func readBinary(zf *zip.File) (*Binary, error) {
 	if _, err := io.ReadFull(rc, magic); err != nil {
 		return nil, nil // shorter than any header
 	}
-	format := formatOf(magic)
-	if format == "" {
+	if formatOf(magic) == "" {
 		return nil, nil
 	}
 	rest, err := io.ReadAll(rc)
 	if err != nil {
 		return nil, err
 	}
-	r := bytes.NewReader(append(magic, rest...))
-	b := &Binary{Path: zf.Name, Size: int64(zf.UncompressedSize64), Format: format}
+	return Inspect(zf.Name, append(magic, rest...))
+}
+
+// Inspect reads the header of data, the file at path in a package (a
+// .vsix, an npm tarball, a wheel, an archive); nil when it is not an
+// executable.
+func Inspect(path string, data []byte) (*Binary, error) {
+	if len(data) < 4 {
+		return nil, nil
+	}
+	format := formatOf(data[:4])
+	if format == "" {
+		return nil, nil
+	}
+	r := bytes.NewReader(data)
+	b := &Binary{Path: path, Size: int64(len(data)), Format: format}
 	switch format {
 	case "ELF":
 		f, err := elf.NewFile(r)
@@ -244,12 +257,7 @@ func (p *Package) Problems(target string) []string {
 			continue
 		}
 		found = true
-		if b.GOOS != t.GOOS || b.GOARCH != t.GOARCH {
-			out = append(out, fmt.Sprintf("%s is a %s binary for %s, want %s/%s", b.Path, b.Format, b.platform(), t.GOOS, t.GOARCH))
-		}
-		if b.Interpreter != "" {
-			out = append(out, fmt.Sprintf("%s is linked dynamically (interpreter %s); build it with CGO_ENABLED=0", b.Path, b.Interpreter))
-		}
+		out = append(out, b.Problems(t.GOOS, t.GOARCH)...)
 	}
 	if !found {
 		kind := "no file"
@@ -300,6 +308,24 @@ func Extract(vsix, name, dir string) (string, error) {
 	}
 	return out, f.Close()
 }
+
+// Problems lists what is wrong with b as the bridge for goos/goarch: a
+// header for another platform, or a dynamic loader (CGO_ENABLED=0 builds
+// need none, so the bridge runs on any libc, or none).
+func (b Binary) Problems(goos, goarch string) []string {
+	var out []string
+	if b.GOOS != goos || b.GOARCH != goarch {
+		out = append(out, fmt.Sprintf("%s is a %s binary for %s, want %s/%s", b.Path, b.Format, b.platform(), goos, goarch))
+	}
+	if b.Interpreter != "" {
+		out = append(out, fmt.Sprintf("%s is linked dynamically (interpreter %s); build it with CGO_ENABLED=0", b.Path, b.Interpreter))
+	}
+	return out
+}
+
+// Platform is GOOS/GOARCH as the header says, with ? for what it does
+// not tell.
+func (b Binary) Platform() string { return b.platform() }
 
 // platform is GOOS/GOARCH, with ? for what the header does not tell.
 func (b Binary) platform() string {

@@ -2,7 +2,10 @@
 // against oh-bridge's tools, over both transports the project documents:
 //   - stdio: the configuration block makes Codex spawn `oh-bridge mcp`;
 //   - http: the editor (played by vscode-jsonrpc, lib.cjs) opens the
-//     bridge's Streamable HTTP endpoint and Codex connects to it.
+//     bridge's Streamable HTTP endpoint and Codex connects to it;
+//   - npx, alone when OH_BRIDGE_NPM_REGISTRY is set (internal/distcheck):
+//     the block makes Codex spawn `npx -y oh-bridge mcp`, installed from
+//     that registry.
 // The model is scripted (model-openai.cjs, the Responses API on
 // 127.0.0.1): it calls the bridge's tools by the names Codex offers and
 // checks what Codex hands back. Codex runs under strace: nothing may
@@ -14,7 +17,7 @@ const path = require('node:path');
 const lib = require('./lib.cjs');
 const model = require('./model-openai.cjs');
 
-const { setup, block, apply, traced, editorBridge, leftovers, untilStatus, done, check, finish } = lib;
+const { setup, block, apply, traced, editorBridge, leftovers, untilStatus, done, check, finish, transports, useNPMRegistry } = lib;
 const [binArg, tmp] = process.argv.slice(2);
 if (!binArg || !tmp) {
   console.error('usage: node codex.cjs <oh-bridge binary> <temp dir>');
@@ -101,6 +104,9 @@ async function session(transport) {
   if (transport === 'http') {
     e = await editorBridge(bin, s);
     vars = { URL: e.url, TOKEN: e.token };
+  } else if (transport === 'npx') {
+    useNPMRegistry(s);
+    vars = { WS: s.ws };
   } else {
     vars = { BIN: bin, WS: s.ws };
   }
@@ -279,7 +285,7 @@ async function session(transport) {
 }
 
 (async () => {
-  for (const t of ['stdio', 'http']) {
+  for (const t of transports(['stdio', 'http'])) {
     try {
       await session(t);
     } catch (err) {

@@ -7,14 +7,17 @@
 //   - http: an editor played by vscode-jsonrpc opens the bridge's
 //     Streamable HTTP endpoint (mcp/start) and the block points the CLI
 //     at it; the calls land in the editor's session (permission questions,
-//     the mirrored terminal, a rejected action).
+//     the mirrored terminal, a rejected action);
+//   - npx, alone when OH_BRIDGE_NPM_REGISTRY is set (internal/distcheck):
+//     the block makes the CLI spawn `npx -y oh-bridge mcp`, installed from
+//     that registry.
 // The model calls the tools by the names the CLI offers it, and the
 // results are checked as they reach the model in its next request.
 // Usage: node gemini.cjs <oh-bridge binary> <temp dir>
 'use strict';
 const fs = require('node:fs');
 const path = require('node:path');
-const { setup, block, apply, traced, editorBridge, untilStatus, done, check, finish } = require('./lib.cjs');
+const { setup, block, apply, traced, editorBridge, untilStatus, done, check, finish, transports, useNPMRegistry } = require('./lib.cjs');
 const model = require('./model-gemini.cjs');
 
 const [binArg, tmpArg] = process.argv.slice(2);
@@ -90,6 +93,9 @@ async function agentRun(transport) {
   if (transport === 'http') {
     e = await editorBridge(bin, s);
     settingsFile = await apply(block('gemini', 'http'), { URL: e.url, TOKEN: e.token }, s);
+  } else if (transport === 'npx') {
+    useNPMRegistry(s);
+    settingsFile = await apply(block('gemini', 'npx'), { WS: s.ws }, s);
   } else {
     settingsFile = await apply(block('gemini', 'stdio'), { BIN: bin, WS: s.ws }, s);
   }
@@ -283,8 +289,7 @@ async function agentRun(transport) {
 (async () => {
   const t0 = Date.now();
   try {
-    await agentRun('stdio');
-    await agentRun('http');
+    for (const t of transports(['stdio', 'http'])) await agentRun(t);
   } catch (err) {
     check('no exception', false, err && err.stack);
   }

@@ -43,7 +43,28 @@ function setup(tmp, name) {
   return { root, ws, home, python, env };
 }
 
-// block is agent id's configuration block for transport "stdio" or "http".
+// npmRegistry is the npm registry the npx blocks install the bridge from:
+// internal/distcheck sets OH_BRIDGE_NPM_REGISTRY to one on loopback that
+// serves dist/'s tarballs as npm's registry would serve them published.
+// With it set, the agents' scripts run the npx transport alone.
+const npmRegistry = process.env.OH_BRIDGE_NPM_REGISTRY;
+
+// transports are the transports a script runs: all, or 'npx' alone.
+function transports(all) {
+  return npmRegistry ? ['npx'] : all;
+}
+
+// useNPMRegistry points npm at that registry as a person configures npm,
+// in ~/.npmrc of the run's home, with an empty cache of the run's own:
+// the agents pass HOME to the servers they start (Codex passes little
+// else).
+function useNPMRegistry(s) {
+  const rc = [`registry=${npmRegistry}`, `cache=${path.join(s.root, 'npm-cache')}`, 'update-notifier=false', 'audit=false', 'fund=false'];
+  fs.writeFileSync(path.join(s.home, '.npmrc'), `${rc.join('\n')}\n`);
+}
+
+// block is agent id's configuration block for transport "stdio", "http"
+// or "npx".
 function block(agent, transport) {
   const a = configs.find((c) => c.id === agent);
   if (!a) throw new Error(`no configuration for ${agent} in configs.json`);
@@ -203,4 +224,4 @@ function done(out, ws, python, code = 0) {
 // The terminal tool's text for a command that ran in a new shell has
 // OpenHands' reset line first; none of these tests ends a shell.
 
-module.exports = { setup, block, apply, fill, run, traced, editorBridge, shellsUnder, leftovers, untilStatus, done, check, finish, sleep, repo, agentBin };
+module.exports = { setup, block, apply, fill, run, traced, editorBridge, shellsUnder, leftovers, untilStatus, done, check, finish, sleep, repo, agentBin, transports, useNPMRegistry };
