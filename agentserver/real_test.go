@@ -31,7 +31,7 @@ func TestRealServerDrivesTheBridge(t *testing.T) {
 }
 
 func realServerDrivesTheBridge(t *testing.T, lock string) {
-	srv := realserver.Start(t, lock, realserver.Options{})
+	srv := realserver.Shared(t, lock)
 	b := newBridge(t)
 	tools := []string{"file_editor", "task_tracker", "terminal", "finish", "think"}
 	// The bridge's terminal text, as OpenHands' TerminalObservation words

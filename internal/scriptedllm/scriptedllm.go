@@ -148,6 +148,7 @@ type Server struct {
 	done   chan struct{}
 	broken chan struct{} // closed when the script failed the test
 	ids    int
+	title  string // the answer to a title request, "" when the script must hold them
 }
 
 // Start serves the script on 127.0.0.1 until the test ends. A failing
@@ -171,6 +172,21 @@ func Start(t testing.TB, turns ...Turn) *Server {
 		}
 	})
 	return s
+}
+
+// titlePrompt begins the system message of OpenHands' request for a
+// conversation's title (openhands/sdk/conversation/title_utils.py
+// generate_title_with_llm, 1.49.1 and 1.58.2).
+const titlePrompt = "You are a helpful assistant that generates concise, descriptive titles"
+
+// AnswerTitles has the model answer OpenHands' title requests with title,
+// beside the script: a conversation started with autotitle on (the
+// default, and what the bridge sends) asks the agent's model for a title
+// once its first message is in, at a moment the script cannot know.
+func (s *Server) AnswerTitles(title string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.title = title
 }
 
 // Done is closed once every turn of the script was answered.
@@ -221,6 +237,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, "the request is not the JSON of a chat completion: "+err.Error())
 		return
 	}
+	if s.title != "" && len(req.Messages) > 0 && req.Messages[0].Role == "system" && strings.HasPrefix(req.Messages[0].Text(), titlePrompt) {
+		calls := s.calls // the next turn's ToolResults answer these
+		answer := s.answer(req, Turn{Content: s.title})
+		s.calls = calls
+		s.log = append(s.log, "← (title) "+string(answer))
+		s.write(w, req, answer)
+		return
+	}
 	s.reqs = append(s.reqs, req)
 	if s.next >= len(s.turns) {
 		s.fail(w, fmt.Sprintf("the script has %d turns and this is request %d", len(s.turns), s.next+1))
@@ -234,15 +258,19 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.next++
 	answer := s.answer(req, turn)
 	s.log = append(s.log, "← "+string(answer))
+	s.write(w, req, answer)
+	if s.next == len(s.turns) {
+		close(s.done)
+	}
+}
+
+func (s *Server) write(w http.ResponseWriter, req *Request, answer []byte) {
 	if req.Stream {
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.Write(streamed(answer))
 	} else {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(answer)
-	}
-	if s.next == len(s.turns) {
-		close(s.done)
 	}
 }
 
