@@ -143,7 +143,9 @@ func runContract(t *testing.T, b *bridge, tg contractTarget) *transcript {
 		map[string]any{"role": "user", "content": []map[string]any{{"type": "text", "text": "Say hi in the terminal."}}, "run": true})
 	tg.Ran()
 	live.await(t, "the finish", func(fs []json.RawMessage) bool {
-		return slices.ContainsFunc(fs, func(f json.RawMessage) bool { return label(f) == "ConversationStateUpdateEvent(execution_status=finished)" })
+		return slices.ContainsFunc(fs, func(f json.RawMessage) bool {
+			return label(f) == "ConversationStateUpdateEvent(execution_status=finished)"
+		})
 	})
 	// The log, once it holds the finish; the live socket is kept up to its
 	// last event (what comes after, a snapshot, may or may not be sent by
@@ -155,7 +157,9 @@ func runContract(t *testing.T, b *bridge, tg contractTarget) *transcript {
 		}
 		_, data := rest(ctx, t, tg, http.MethodGet, path+"/events/search?limit=100", nil, nil)
 		json.Unmarshal(data, &page)
-		if slices.ContainsFunc(page.Items, func(f json.RawMessage) bool { return label(f) == "ConversationStateUpdateEvent(execution_status=finished)" }) {
+		if slices.ContainsFunc(page.Items, func(f json.RawMessage) bool {
+			return label(f) == "ConversationStateUpdateEvent(execution_status=finished)"
+		}) {
 			logged = page.Items
 			break
 		}
