@@ -11,29 +11,33 @@ import (
 )
 
 // allowance is a difference between the real server and the stand-in
-// that is intended: a simplification of the stand-in's, with its reason.
+// that is intended, with its reason.
 type allowance struct {
-	// Where is the exchange's name, or "socket" (the live and replayed
-	// streams and the log), or "order" (the streams' order of events).
+	// Where is the exchange's name, or "socket" (an event of the live or
+	// replayed streams or the log), or "order" (the streams' order).
 	Where string
-	// What is the shape path (a prefix when it ends in "…"), or for
-	// "order" the label of an event only one side sends.
+	// What is the shape path (a prefix when it ends in "…"), for "socket"
+	// led by the event's label; for "order" the label of events whose place
+	// is not compared, only their number.
 	What   string
 	Reason string
 }
 
-var allowed = []allowance{}
+var allowed = []allowance{
+	{Where: "order", What: "ConversationStateUpdateEvent(stats)",
+		Reason: "the real server sends the stats update of each LLM call from that call's thread through the event loop " +
+			"(event_service.py _setup_stats_streaming, _emit_event_from_thread): it lands before the call's actions or " +
+			"among them as the threads go (both seen on 1.58.2; after them on 1.49.1)"},
+}
 
 // compareContract fails the test on every difference between the real
 // server's transcript and the stand-in's that is not allowed.
 func compareContract(t *testing.T, lock string, real, standin *transcript) {
 	t.Helper()
 	var diffs []string
-	used := map[int]bool{}
 	report := func(where, what, text string) {
-		for i, a := range allowed {
+		for _, a := range allowed {
 			if a.Where == where && matches(a.What, what) {
-				used[i] = true
 				return
 			}
 		}
@@ -64,14 +68,19 @@ func compareContract(t *testing.T, lock string, real, standin *transcript) {
 		real, standin []frame
 	}{{"live socket", real.Live, standin.Live}, {"replay socket", real.Replay, standin.Replay}, {"events/search", real.Log, standin.Log}} {
 		rl, sl := labels(stream.real), labels(stream.standin)
-		if !slices.Equal(rl, sl) {
-			for _, op := range editScript(rl, sl) {
-				report("order", op.label, fmt.Sprintf("%s: %s", stream.name, op))
+		for _, a := range allowed {
+			if a.Where == "order" && count(rl, a.What) != count(sl, a.What) {
+				diffs = append(diffs, fmt.Sprintf("%s: %d %s from the real server, %d from the stand-in",
+					stream.name, count(rl, a.What), a.What, count(sl, a.What)))
 			}
-			if !slices.Equal(withoutAllowed(rl), withoutAllowed(sl)) {
-				diffs = append(diffs, fmt.Sprintf("%s: the order of events differs:\n  real:     %s\n  stand-in: %s",
-					stream.name, strings.Join(rl, ", "), strings.Join(sl, ", ")))
+		}
+		if rf, sf := withoutAllowed(rl), withoutAllowed(sl); !slices.Equal(rf, sf) {
+			var ops []string
+			for _, op := range editScript(rf, sf) {
+				ops = append(ops, op.String())
 			}
+			diffs = append(diffs, fmt.Sprintf("%s: the order of events differs (%s):\n  real:     %s\n  stand-in: %s",
+				stream.name, strings.Join(ops, "; "), strings.Join(rl, ", "), strings.Join(sl, ", ")))
 		}
 		rs, ss := byLabel(stream.real), byLabel(stream.standin)
 		for _, l := range slices.Sorted(maps.Keys(rs)) {
@@ -111,6 +120,16 @@ func matches(pattern, what string) bool {
 		return strings.HasPrefix(what, prefix)
 	}
 	return pattern == what
+}
+
+func count(labels []string, label string) int {
+	n := 0
+	for _, l := range labels {
+		if matches(label, l) {
+			n++
+		}
+	}
+	return n
 }
 
 func labels(fs []frame) []string {

@@ -55,8 +55,9 @@ type transcript struct {
 	Server    string
 	Exchanges []exchange
 	// Live is the socket opened on the idle conversation before the
-	// message that runs it, up to the last event of the log; Replay a
-	// socket opened once it finished, with resend_mode=all.
+	// message that runs it, up to the snapshot sent once the run ended;
+	// Replay a socket opened once it finished, with resend_mode=all, up to
+	// the log's last event.
 	Live, Replay []frame
 	// Log is /events/search's items, labelled.
 	Log []frame
@@ -113,6 +114,11 @@ func runContract(t *testing.T, b *bridge, tg contractTarget) *transcript {
 	call("POST /api/conversations without an agent", http.MethodPost, "/api/conversations",
 		nil, map[string]any{"workspace": map[string]any{"kind": "LocalWorkspace", "working_dir": b.dir}})
 
+	call("POST /api/conversations with an LLM without a model", http.MethodPost, "/api/conversations", nil, map[string]any{
+		"agent":     map[string]any{"kind": "Agent", "llm": map[string]any{"api_key": "sk-x"}, "tools": []any{}},
+		"workspace": map[string]any{"kind": "LocalWorkspace", "working_dir": b.dir},
+	})
+
 	// The request the bridge sends (agentserver.startConversation), with
 	// no initial message so that the socket is open before anything runs,
 	// and no title asked of the model.
@@ -168,11 +174,21 @@ func runContract(t *testing.T, b *bridge, tg contractTarget) *transcript {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	// The live socket up to the snapshot the server sends once the run has
+	// ended, after the log's last event.
 	lastID := eventID(logged[len(logged)-1])
-	live.await(t, "the log's last event", func(fs []json.RawMessage) bool {
-		return slices.ContainsFunc(fs, func(f json.RawMessage) bool { return eventID(f) == lastID })
+	snapshot := ""
+	live.await(t, "the snapshot after the run", func(fs []json.RawMessage) bool {
+		i := slices.IndexFunc(fs, func(f json.RawMessage) bool { return eventID(f) == lastID })
+		for _, f := range fs[i+1:] {
+			if i >= 0 && label(f) == "ConversationStateUpdateEvent(full_state)" {
+				snapshot = eventID(f)
+				return true
+			}
+		}
+		return false
 	})
-	for _, f := range live.upTo(lastID) {
+	for _, f := range live.upTo(snapshot) {
 		tr.Live = append(tr.Live, shapeOf(t, f))
 	}
 	live.close()
