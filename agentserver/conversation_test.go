@@ -301,4 +301,3 @@ func sameOnce(t *testing.T, got, want []json.RawMessage) {
 		t.Errorf("delivered %d distinct events; the server has %d", len(count), len(want))
 	}
 }
-
