@@ -56,6 +56,7 @@ func runV1(bin string, keep bool, out io.Writer) (*summaryV1, error) {
 	}
 	const key = "demo-session-key"
 	fmt.Fprintln(out, "== starting the OpenHands agent-server stand-in (FastAPI) with a scripted LLM")
+	// The stand-in: the demo's agent needs no model and no install.
 	peer, err := agentservertest.Launch("--script", script, "--session-api-key", key)
 	if err != nil {
 		return nil, err

@@ -37,6 +37,9 @@ func TestACPClient(t *testing.T) {
 	}})
 	scriptFile := filepath.Join(tmp, "script.json")
 	os.WriteFile(scriptFile, script, 0o644)
+	// The stand-in, for speed: a scripted agent for a whole ACP client
+	// session, beside the one below; its events are held to the real
+	// server's by agentserver's TestStandInKeepsToTheRealServer.
 	p := agentservertest.Start(t, "--script", scriptFile)
 	// The cancel during a question: the agent's next step is another tool
 	// call, and the interrupt acts late (up to 200 ms), so the agent could
@@ -48,6 +51,7 @@ func TestACPClient(t *testing.T) {
 	}})
 	cancelFile := filepath.Join(tmp, "cancel.json")
 	os.WriteFile(cancelFile, cancelScript, 0o644)
+	// The stand-in: an interrupt that lands late (--interrupt-delay).
 	c := agentservertest.Start(t, "--script", cancelFile, "--interrupt-delay", "0.2")
 	runClient(t, exec.Command(node, filepath.Join(dir, "acp.cjs"), bin, p.URL, ws, c.URL))
 	if line, err := c.WaitLine(`TOOL_RESULT {"tool": "file_editor"`, 0); err == nil {
