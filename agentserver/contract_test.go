@@ -174,24 +174,10 @@ func runContract(t *testing.T, b *bridge, tg contractTarget) *transcript {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	// The live socket up to the snapshot the server sends once the run has
-	// ended, after the log's last event.
 	lastID := eventID(logged[len(logged)-1])
-	snapshot := ""
-	live.await(t, "the snapshot after the run", func(fs []json.RawMessage) bool {
-		i := slices.IndexFunc(fs, func(f json.RawMessage) bool { return eventID(f) == lastID })
-		for _, f := range fs[i+1:] {
-			if i >= 0 && label(f) == "ConversationStateUpdateEvent(full_state)" {
-				snapshot = eventID(f)
-				return true
-			}
-		}
-		return false
+	live.await(t, "the log's last event", func(fs []json.RawMessage) bool {
+		return slices.ContainsFunc(fs, func(f json.RawMessage) bool { return eventID(f) == lastID })
 	})
-	for _, f := range live.upTo(snapshot) {
-		tr.Live = append(tr.Live, shapeOf(t, f))
-	}
-	live.close()
 	for _, f := range logged {
 		tr.Log = append(tr.Log, shapeOf(t, f))
 	}
@@ -210,6 +196,13 @@ func runContract(t *testing.T, b *bridge, tg contractTarget) *transcript {
 		tr.Replay = append(tr.Replay, shapeOf(t, f))
 	}
 	replay.close()
+	// The live socket up to the snapshot the server sends once the run has
+	// ended, which has come by now (the replay took longer), or up to the
+	// log's last event when none came.
+	for _, f := range live.upToSnapshotAfter(lastID) {
+		tr.Live = append(tr.Live, shapeOf(t, f))
+	}
+	live.close()
 
 	unknown := "/api/conversations/0b7d39a2-5b8f-4c53-a1a0-3f1b6f3c9e11"
 	call("GET /api/conversations/{unknown}", http.MethodGet, unknown, nil, nil)
@@ -350,6 +343,25 @@ func (s *socketLog) upTo(id string) []json.RawMessage {
 		}
 	}
 	return slices.Clone(s.frames)
+}
+
+// upToSnapshotAfter is the frames received up to the first full_state
+// snapshot after the event with the id, or up to that event when none
+// follows it.
+func (s *socketLog) upToSnapshotAfter(id string) []json.RawMessage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i := slices.IndexFunc(s.frames, func(f json.RawMessage) bool { return eventID(f) == id })
+	if i < 0 {
+		return slices.Clone(s.frames)
+	}
+	end := i
+	if j := slices.IndexFunc(s.frames[i+1:], func(f json.RawMessage) bool {
+		return label(f) == "ConversationStateUpdateEvent(full_state)"
+	}); j >= 0 {
+		end = i + 1 + j
+	}
+	return slices.Clone(s.frames[:end+1])
 }
 
 func (s *socketLog) close() { s.conn.Close(websocket.StatusNormalClosure, "") }
