@@ -89,13 +89,13 @@ func (s Shape) add(path string, v any) {
 		}
 		s.note(path, "object")
 		for k, e := range v {
-			s.add(Join(path, k), e)
+			s.add(join(path, k), e)
 		}
 	}
 }
 
-// Join is the path of field key beneath path.
-func Join(path, key string) string {
+// join is the path of field key beneath path.
+func join(path, key string) string {
 	if !plain(key) {
 		key = strconv.Quote(key)
 	}
