@@ -41,6 +41,8 @@ func TestNoToolCallAfterCancel(t *testing.T) {
 	}})
 	scriptFile := filepath.Join(t.TempDir(), "script.json")
 	os.WriteFile(scriptFile, script, 0o644)
+	// The stand-in: an interrupt that lands late (--interrupt-delay), which
+	// the real server cannot be made to do on demand.
 	peer := agentservertest.Start(t, "--script", scriptFile, "--interrupt-delay", "0.2")
 
 	// log is everything the client saw and did, in order: a session's

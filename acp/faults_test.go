@@ -39,6 +39,10 @@ func TestToolCallDiskFaults(t *testing.T) {
 			}})
 			scriptFile := filepath.Join(t.TempDir(), "script.json")
 			os.WriteFile(scriptFile, script, 0o644)
+			// The stand-in, for speed: the fault is the disk's, and the
+			// package starts no real server (10-40 s) for it; the agent's
+			// events are held to the real server's by agentserver's
+			// TestStandInKeepsToTheRealServer.
 			peer := agentservertest.Start(t, "--script", scriptFile)
 
 			cl := serveACP(t, peer.URL)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/oh-bridge/oh-bridge/agentserver"
 	"github.com/oh-bridge/oh-bridge/agentserver/agentservertest"
+	"github.com/oh-bridge/oh-bridge/internal/realserver"
 )
 
 // kinded errors name their kind for the editor's error data.
@@ -22,7 +23,8 @@ type kinded interface{ Kind() string }
 // once, naming the server and what to do, with a kind the editor can act on.
 func TestConnectFailures(t *testing.T) {
 	b := newBridge(t)
-	keyed := agentservertest.Start(t, "--session-api-key", "right")
+	keyed := realserver.Shared(t, realserver.Latest)
+	// The stand-in: a server of an API version the bridge does not speak.
 	future := agentservertest.Start(t, "--version", "2.0.0")
 	notFound := httptest.NewServer(http.NotFoundHandler())
 	defer notFound.Close()
@@ -56,16 +58,16 @@ func TestConnectFailures(t *testing.T) {
 		{"a 2.x server", func(o *agentserver.Options) { o.ServerURL = future.URL }, "unsupported_api_version",
 			[]string{"speaks API version 2.0.0", "the agent-server API of version 1 (1.x)"}},
 		{"an unknown conversation", func(o *agentserver.Options) {
-			o.ServerURL, o.SessionAPIKey, o.ConversationID = keyed.URL, "right", "7f1f0e52-35f3-4f4f-9d6a-0d7a2d0c3c55"
+			o.ServerURL, o.SessionAPIKey, o.ConversationID = keyed.URL, keyed.Key, "7f1f0e52-35f3-4f4f-9d6a-0d7a2d0c3c55"
 		}, "conversation_not_found",
 			[]string{"conversation 7f1f0e52-35f3-4f4f-9d6a-0d7a2d0c3c55 was not found on the agent-server"}},
-		{"no LLM", func(o *agentserver.Options) { o.ServerURL, o.SessionAPIKey, o.LLM = keyed.URL, "right", nil }, "missing_parameter",
+		{"no LLM", func(o *agentserver.Options) { o.ServerURL, o.SessionAPIKey, o.LLM = keyed.URL, keyed.Key, nil }, "missing_parameter",
 			[]string{"needs the agent's LLM", `llm {"model": …, "api_key": …}`}},
 		{"an LLM without a model", func(o *agentserver.Options) {
-			o.ServerURL, o.SessionAPIKey, o.LLM = keyed.URL, "right", json.RawMessage(`{"api_key": "x"}`)
-		}, "server_error", []string{"POST /api/conversations with HTTP 422: agent.llm.model: Field required"}},
+			o.ServerURL, o.SessionAPIKey, o.LLM = keyed.URL, keyed.Key, json.RawMessage(`{"api_key": "x"}`)
+		}, "server_error", []string{"POST /api/conversations with HTTP 422: agent.llm: Value error, model must be specified in LLM"}},
 		{"an agent that is not an object", func(o *agentserver.Options) {
-			o.ServerURL, o.SessionAPIKey, o.Agent = keyed.URL, "right", json.RawMessage(`["tools"]`)
+			o.ServerURL, o.SessionAPIKey, o.Agent = keyed.URL, keyed.Key, json.RawMessage(`["tools"]`)
 		}, "invalid_option", []string{"agent must be a JSON object"}},
 	}
 	for _, c := range cases {
@@ -99,6 +101,9 @@ func TestConnectFailures(t *testing.T) {
 func TestLostConversationEndsTheSession(t *testing.T) {
 	b := newBridge(t)
 	state := t.TempDir()
+	// The stand-in: a server that comes back on its port in a second
+	// without the conversation (another --state); the real one takes
+	// 10-40 s to start.
 	p := agentservertest.Start(t, "--state", state)
 	port := p.URL[strings.LastIndex(p.URL, ":")+1:]
 	r := newRecorder()

@@ -2,6 +2,7 @@ package agentserver_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -91,6 +92,10 @@ func realServerDrivesTheBridge(t *testing.T, lock string) {
 	model.Wait(2 * time.Minute)
 	r.awaitEvent(t, "ObservationEvent(finish)")
 	r.awaitExecution(t, "finished")
+	// The socket subscribes before it replays: the finish can come before
+	// the replayed log.
+	logged := allEvents(t, srv.URL, srv.Key, conv.ID)
+	r.await(t, "the whole log", func(ev []json.RawMessage, _ []agentserver.Status) bool { return len(persisted(ev)) >= len(logged) })
 	if st := last(r.snapshotStatuses()); st.RunningActions != 0 {
 		t.Errorf("the finished conversation still counts %d actions running", st.RunningActions)
 	}

@@ -23,13 +23,16 @@ type storedSettings struct {
 	AgentSettings struct {
 		LLM json.RawMessage `json:"llm"`
 	} `json:"agent_settings"`
+	LLMAPIKeyIsSet bool `json:"llm_api_key_is_set"`
 }
 
 // StoredLLM is the LLM of the server's own settings, its key encrypted
 // (to go back with secrets_encrypted), or nil when the server keeps none:
-// no model, no key, or no settings at all (a server older than the
-// settings API, or one without a secret to encrypt with, which answers
-// 503 to "encrypted").
+// no model, neither a key nor a base URL, or no settings at all (a server
+// older than the settings API, or one without a secret to encrypt with,
+// which answers 503 to "encrypted"). A server that stored nothing answers
+// its defaults, whose model is set (1.58.2: "gpt-5.6") with no key and no
+// base URL: that is no LLM of the person's.
 func (c *Client) StoredLLM(ctx context.Context) (json.RawMessage, error) {
 	cc := *c
 	cc.header = c.header.Clone()
@@ -47,10 +50,13 @@ func (c *Client) StoredLLM(ctx context.Context) (json.RawMessage, error) {
 		return nil, err
 	}
 	var llm struct {
-		Model string `json:"model"`
+		Model   string `json:"model"`
+		BaseURL string `json:"base_url"`
 	}
-	// A model without a key is kept: a local model may need none.
-	if len(s.AgentSettings.LLM) == 0 || json.Unmarshal(s.AgentSettings.LLM, &llm) != nil || llm.Model == "" {
+	// A model without a key is kept when it has a base URL: a local
+	// model may need no key.
+	if len(s.AgentSettings.LLM) == 0 || json.Unmarshal(s.AgentSettings.LLM, &llm) != nil || llm.Model == "" ||
+		(!s.LLMAPIKeyIsSet && llm.BaseURL == "") {
 		return nil, nil
 	}
 	return s.AgentSettings.LLM, nil

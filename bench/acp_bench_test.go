@@ -120,6 +120,8 @@ func BenchmarkACPTurn(b *testing.B) {
 	record := filepath.Join(dir, "record.jsonl")
 	data, _ := json.Marshal(map[string]any{"turns": script})
 	os.WriteFile(file, data, 0o644)
+	// The stand-in: what is measured is the bridge's own cost, which a
+	// model's latency would drown; its scripted agent answers at once.
 	peer, err := agentservertest.Launch("--script", file, "--record", record)
 	if err != nil {
 		b.Fatal(err)

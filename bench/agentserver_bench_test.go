@@ -37,6 +37,8 @@ func BenchmarkV1AgentStep(b *testing.B) {
 	script := filepath.Join(b.TempDir(), "script.json")
 	data, _ := json.Marshal(map[string]any{"turns": turns})
 	os.WriteFile(script, data, 0o644)
+	// The stand-in: what is measured is the bridge's own cost, which a
+	// model's latency would drown; its scripted agent answers at once.
 	peer, err := agentservertest.Launch("--script", script)
 	if err != nil {
 		b.Fatal(err)

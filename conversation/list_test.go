@@ -19,6 +19,11 @@ import (
 // reads its pages and keeps the matches, ending a page early with a
 // cursor that goes on where it stopped, each conversation once.
 func TestListPages(t *testing.T) {
+	// The stand-in, for speed: 193 conversations, which the real server
+	// would each give a directory, a git repository (it runs git init in
+	// the working directory) and files on disk, seconds under load; the
+	// search's answer is held to the real server's by agentserver's
+	// TestStandInKeepsToTheRealServer.
 	p := agentservertest.Start(t)
 	start := func(dir string) (string, error) {
 		body, _ := json.Marshal(map[string]any{

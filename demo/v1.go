@@ -56,6 +56,7 @@ func runStandIn(bin string, keep bool, out io.Writer) (*summaryV1, error) {
 	}
 	const key = "demo-session-key"
 	fmt.Fprintln(out, "== starting the stand-in for OpenHands' agent-server (fixtures/peers/agent_server_standin.py, on Debian's python3-fastapi); its agent follows a script")
+	// The stand-in only where the real agent-server is not installed.
 	peer, err := agentservertest.Launch("--script", script, "--session-api-key", key)
 	if err != nil {
 		return nil, err

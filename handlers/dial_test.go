@@ -11,6 +11,7 @@ import (
 
 	"github.com/oh-bridge/oh-bridge/agentserver/agentservertest"
 	"github.com/oh-bridge/oh-bridge/handlers"
+	"github.com/oh-bridge/oh-bridge/internal/realserver"
 	"github.com/oh-bridge/oh-bridge/rpc"
 )
 
@@ -34,8 +35,8 @@ func TestConnectFailuresInPlainWords(t *testing.T) {
 		t.Fatalf("send without a connection: %v", err)
 	}
 
-	p := agentservertest.Start(t)
-	err = client.Call(ctxT(t), "openhands/connect", map[string]any{"serverUrl": p.URL, "conversationId": "7f1f0e52-35f3-4f4f-9d6a-0d7a2d0c3c55"}, nil)
+	p := realserver.Shared(t, realserver.Latest)
+	err = client.Call(ctxT(t), "openhands/connect", map[string]any{"serverUrl": p.URL, "sessionApiKey": p.Key, "conversationId": "7f1f0e52-35f3-4f4f-9d6a-0d7a2d0c3c55"}, nil)
 	if !errors.As(err, &e) || e.Code != 1019 || !strings.Contains(e.Message, "conversation 7f1f0e52-35f3-4f4f-9d6a-0d7a2d0c3c55 was not found") {
 		t.Fatalf("unknown conversation: %v", err)
 	}
@@ -65,8 +66,9 @@ func TestConnectV0IsRetired(t *testing.T) {
 // TestConnectV1Failures: the agent-server dial's failures keep their
 // words, with a kind and the facts the editor needs in error.data.
 func TestConnectV1Failures(t *testing.T) {
+	// The stand-in: a server of an API version the bridge does not speak.
 	future := agentservertest.Start(t, "--version", "2.0.0")
-	current := agentservertest.Start(t)
+	current := realserver.Shared(t, realserver.Latest)
 	_, client := serve(t, handlers.Config{Roots: []string{t.TempDir()}})
 	client.Initialize(ctxT(t), nil)
 	var e *rpc.Error
@@ -75,11 +77,11 @@ func TestConnectV1Failures(t *testing.T) {
 		!strings.Contains(string(*e.Data), `"kind":"unsupported_api_version"`) || !strings.Contains(string(*e.Data), `"serverVersion":"2.0.0"`) {
 		t.Fatalf("a 2.x server: %v", err)
 	}
-	err = client.Call(ctxT(t), "openhands/connect", map[string]any{"serverUrl": current.URL}, nil)
+	err = client.Call(ctxT(t), "openhands/connect", map[string]any{"serverUrl": current.URL, "sessionApiKey": current.Key}, nil)
 	if !errors.As(err, &e) || e.Code != 1017 || !strings.Contains(e.Message, "needs the agent's LLM") || !strings.Contains(string(*e.Data), `"param":"llm"`) {
 		t.Fatalf("no LLM: %v", err)
 	}
-	err = client.Call(ctxT(t), "openhands/connect", map[string]any{"serverUrl": current.URL, "confirmationPolicy": "Sometimes"}, nil)
+	err = client.Call(ctxT(t), "openhands/connect", map[string]any{"serverUrl": current.URL, "sessionApiKey": current.Key, "confirmationPolicy": "Sometimes"}, nil)
 	if !errors.As(err, &e) || e.Code != rpc.CodeInvalidParams || !strings.Contains(e.Message, "AlwaysConfirm") {
 		t.Fatalf("a bad policy: %v", err)
 	}
@@ -93,17 +95,20 @@ func TestConnectV1Failures(t *testing.T) {
 // workspace's conversations on the agent-server, the latest active first,
 // and none of another directory's; its failures keep their kinds.
 func TestListConversations(t *testing.T) {
-	p := agentservertest.Start(t)
+	p := realserver.Shared(t, realserver.Latest)
 	root := t.TempDir()
 	_, client := serve(t, handlers.Config{Roots: []string{root}})
 	client.Initialize(ctxT(t), nil)
 
 	start := func(dir string) string {
 		body, _ := json.Marshal(map[string]any{
-			"agent":     map[string]any{"kind": "Agent", "llm": map[string]any{"model": "stand-in/scripted"}, "tools": []any{}},
+			"agent":     map[string]any{"kind": "Agent", "llm": map[string]any{"model": "openai/unused"}, "tools": []any{}},
 			"workspace": map[string]any{"kind": "LocalWorkspace", "working_dir": dir},
 		})
-		resp, err := http.Post(p.URL+"/api/conversations", "application/json", bytes.NewReader(body))
+		req, _ := http.NewRequest(http.MethodPost, p.URL+"/api/conversations", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Session-API-Key", p.Key)
+		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -126,7 +131,7 @@ func TestListConversations(t *testing.T) {
 		}
 		Next string
 	}
-	if err := client.Call(ctxT(t), "openhands/list_conversations", map[string]any{"serverUrl": p.URL}, &res); err != nil {
+	if err := client.Call(ctxT(t), "openhands/list_conversations", map[string]any{"serverUrl": p.URL, "sessionApiKey": p.Key}, &res); err != nil {
 		t.Fatal(err)
 	}
 	var ids []string

@@ -4,9 +4,16 @@ import (
 	"os"
 	"testing"
 
+	"github.com/oh-bridge/oh-bridge/internal/realserver"
 	"github.com/oh-bridge/oh-bridge/internal/testhome"
 )
 
 // The shells these tests start get a home of their own: no user rc file,
-// no history written into the developer's.
-func TestMain(m *testing.M) { os.Exit(testhome.Run(m.Run)) }
+// no history written into the developer's. The real agent-server the
+// tests share (realserver.Shared) ends with them.
+func TestMain(m *testing.M) {
+	os.Exit(testhome.Run(func() int {
+		defer realserver.StopShared()
+		return m.Run()
+	}))
+}

@@ -51,6 +51,11 @@ func canvasHome(t *testing.T, key string) string {
 // Canvas, then the default port; each taken only once it answered, the
 // ones before it said with why they were passed over.
 func TestFindOrder(t *testing.T) {
+	// The stand-in: three servers at once, one without a session key (the
+	// real one always gets a key from realserver, and takes 10-40 s to
+	// start). Find reads /server_info and a listing, whose answers
+	// agentserver's TestStandInKeepsToTheRealServer holds to the real
+	// server's.
 	keyed := agentservertest.Start(t, "--session-api-key", "sekrit-env")
 	plain := agentservertest.Start(t)
 	canvas := agentservertest.Start(t, "--session-api-key", "sekrit-canvas")
@@ -112,6 +117,8 @@ func TestFindOrder(t *testing.T) {
 // before its file, and from OH_SESSION_API_KEY_PATH's file when that is
 // set; a wrong key, or none, is said in words, never shown.
 func TestFindKeySources(t *testing.T) {
+	// The stand-in, for speed: a server that takes one key of the test's
+	// choosing (TestFindOrder says why).
 	canvas := agentservertest.Start(t, "--session-api-key", "sekrit-right")
 	home := canvasHome(t, "sekrit-wrong")
 	elsewhere := filepath.Join(t.TempDir(), "key.txt")
@@ -150,6 +157,8 @@ func TestFindKeySources(t *testing.T) {
 // its directory is not read, whatever was planted there, and Find says
 // so and goes on.
 func TestFindBadKeyFiles(t *testing.T) {
+	// The stand-in, for speed: a server that takes one key of the test's
+	// choosing (TestFindOrder says why).
 	canvas := agentservertest.Start(t, "--session-api-key", "sekrit-outside")
 	outside := t.TempDir()
 	shellplant.Run(t, outside, "printf 'sekrit-outside\\n' > key.txt")

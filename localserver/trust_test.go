@@ -43,6 +43,9 @@ func TestFindPassesOverAnotherUsersServer(t *testing.T) {
 	r.CheckNothingReceived(t, "sekrit-canvas", "sekrit-env")
 
 	// The person's own server on the default port is still found.
+	// The stand-in, for speed: what is checked is who owns the socket that
+	// listens, and any server of the person's will do; the stand-in starts
+	// in a second where the real one takes 10-40 s.
 	own := agentservertest.Start(t)
 	f, _, err := localserver.Find(ctxT(t), localserver.Options{Getenv: e, Home: t.TempDir(), CanvasURLs: []string{}, DefaultURL: own.URL})
 	if err != nil || f.Source != localserver.FromDefaultPort || f.SessionAPIKey != "" {

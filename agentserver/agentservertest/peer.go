@@ -1,6 +1,15 @@
 // Package agentservertest runs the stand-in for an OpenHands agent-server
 // (fixtures/peers/agent_server_standin.py, on Debian's python3-fastapi)
 // for tests, in the spirit of net/http/httptest.
+//
+// The real agent-server (internal/realserver) is what tests use by
+// default. The stand-in is for what the real one cannot be made to do: a
+// scripted agent with no model, a server restarted in a second on the same
+// port, an interrupt that lands late, another version than the installed
+// ones, a second server in the same test at no cost. Each test that starts
+// it says which. agentserver's TestStandInKeepsToTheRealServer runs one
+// scenario against both and fails on any difference in the REST answers'
+// shapes or the events streamed.
 package agentservertest
 
 import (
@@ -24,8 +33,9 @@ import (
 const SystemPython = "/usr/bin/python3"
 
 // Version is the agent-server version the stand-in follows unless given
-// --version: the newest whose sources were read (docs/openhands-v1.md).
-const Version = "1.50.1"
+// --version: the newest that `task openhands` installs, to which
+// agentserver's TestStandInKeepsToTheRealServer holds it.
+const Version = "1.58.2"
 
 // Peer is a running stand-in.
 type Peer struct {

@@ -170,6 +170,10 @@ func hostileACP(t *testing.T, steps func(ws string) []map[string]any) (ws, outsi
 	script, _ := json.Marshal(map[string]any{"turns": [][]map[string]any{steps(ws), {{"message": "Done."}}}})
 	scriptFile := filepath.Join(tmp, "script.json")
 	os.WriteFile(scriptFile, script, 0o644)
+	// The stand-in, for speed: a fresh scripted agent for each hostile
+	// workspace; the fault is the workspace's (links, races), and its
+	// events are held to the real server's by agentserver's
+	// TestStandInKeepsToTheRealServer.
 	return ws, outside, agentservertest.Start(t, "--script", scriptFile)
 }
 

@@ -60,6 +60,8 @@ func TestACPFindsOrStartsAServer(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(canvasDir, "api-key.txt"), []byte("canvas-acp-key\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// The stand-in: Agent Canvas's agent-server on its fixed port (18000)
+	// with its key (realserver picks a free port).
 	agentservertest.Start(t, "--port", "18000", "--session-api-key", "canvas-acp-key", "--script", script("Hello from Agent Canvas."))
 	cmd = exec.Command(node, filepath.Join(dir, "acp_local.cjs"), bin, ws, "canvas", choices)
 	cmd.Env = env

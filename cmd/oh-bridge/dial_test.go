@@ -20,6 +20,9 @@ func TestFirstQuestionNamesTheConversationsCall(t *testing.T) {
 	if err := os.WriteFile(script, []byte(`{"turns": [[{"tool": "terminal", "arguments": {"command": "echo first-call"}}], [{"message": "Done."}]]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// The stand-in, for speed: this package starts no real server of its
+	// own for the dial; its events are held to the real server's by
+	// agentserver's TestStandInKeepsToTheRealServer.
 	p := agentservertest.Start(t, "--script", script)
 	b := startBridge(t, "--stdio", "--workspace", t.TempDir())
 	client := b.client
@@ -66,6 +69,9 @@ func TestFirstQuestionNamesTheConversationsCall(t *testing.T) {
 // conversation with the model of the person's OpenHands CLI settings, and
 // the status says so (never the key).
 func TestConnectTakesThePersonsModel(t *testing.T) {
+	// The stand-in, for speed: a server with nothing in its settings
+	// answers their defaults as the real one does (agentserver's
+	// TestLLMFromSettings runs this on the real server).
 	p := agentservertest.Start(t)
 	home := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(home, ".openhands"), 0o700); err != nil {

@@ -41,6 +41,10 @@ func reattachScript(t *testing.T) *agentservertest.Peer {
 	}})
 	file := filepath.Join(t.TempDir(), "script.json")
 	os.WriteFile(file, script, 0o600)
+	// The stand-in, for speed: each test needs its own server, whose
+	// agent's script runs across a bridge killed and started again; its
+	// events are held to the real server's by agentserver's
+	// TestStandInKeepsToTheRealServer.
 	return agentservertest.Start(t, "--script", file)
 }
 

@@ -162,6 +162,9 @@ type Server struct {
 	// reached are closed as each turn's request arrives and passes its
 	// checks.
 	reached []chan struct{}
+	// title, when set, answers OpenHands' title requests (AnswerTitles);
+	// otherwise the first line of the message they quote does.
+	title string
 }
 
 // Start serves the script on 127.0.0.1 until the test ends. A failing
@@ -216,6 +219,15 @@ func (s *Server) Broken() <-chan struct{} { return s.broken }
 // passed its checks; a held turn is then waiting for its Hold.
 func (s *Server) Reached(i int) <-chan struct{} { return s.reached[i] }
 
+// AnswerTitles has the model answer OpenHands' title requests with
+// title instead of the first line of the person's message: a test that
+// checks the conversation's title names the one it wants.
+func (s *Server) AnswerTitles(title string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.title = title
+}
+
 // Done is closed once every turn of the script was answered.
 func (s *Server) Done() <-chan struct{} { return s.done }
 
@@ -266,7 +278,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if message, ok := titleRequest(req); ok {
-		answer := s.answer(req, Turn{Content: title(message)}, false)
+		t := title(message)
+		if s.title != "" {
+			t = s.title
+		}
+		answer := s.answer(req, Turn{Content: t}, false)
 		s.log = append(s.log, "← (a title, not a turn of the script) "+string(answer))
 		s.mu.Unlock()
 		s.write(w, req, answer)

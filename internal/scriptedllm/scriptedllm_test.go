@@ -244,3 +244,28 @@ func TestTitles(t *testing.T) {
 		t.Error("Broken did not close")
 	}
 }
+
+// TestAnswerTitles: a title request between two turns is answered with
+// the title AnswerTitles names, and the turn after it still checks the
+// results of the calls asked for before it.
+func TestAnswerTitles(t *testing.T) {
+	title := map[string]any{"model": "oh-scripted", "messages": []any{
+		map[string]any{"role": "system", "content": []any{map[string]any{"type": "text", "text": "You are a helpful assistant that generates concise, descriptive titles for conversations with OpenHands."}}},
+		map[string]any{"role": "user", "content": "Generate a title"}}}
+	f := &tb{TB: t}
+	defer f.close()
+	m := Start(f,
+		Turn{ToolCalls: []ToolCall{Call("terminal", map[string]any{"command": "echo hi"})}},
+		Turn{ToolResults: []string{"hi"}, Content: "done"},
+	)
+	m.AnswerTitles("✨ Saying hi")
+	post(t, m.URL, map[string]any{"model": "oh-scripted", "messages": []any{map[string]any{"role": "user", "content": "say hi"}}})
+	if status, body := post(t, m.URL, title); status != 200 || !strings.Contains(body, `"content":"✨ Saying hi"`) {
+		t.Fatalf("title answer %d %s", status, body)
+	}
+	status, body := post(t, m.URL, map[string]any{"model": "oh-scripted", "messages": []any{
+		map[string]any{"role": "tool", "tool_call_id": "call_1", "content": "hi"}}})
+	if status != 200 || len(f.errors()) > 0 {
+		t.Fatalf("the turn after the title: %d %s %q", status, body, f.errors())
+	}
+}
