@@ -464,7 +464,7 @@ func TestStandInKeepsToTheRealServer(t *testing.T) {
 	for _, lock := range []string{realserver.Latest, realserver.Canvas} {
 		t.Run(lock, func(t *testing.T) {
 			b := newBridge(t)
-			srv := realserver.Shared(t, lock)
+			srv := sharedServer(t, lock)
 			hi := "hi\n[The command completed with exit code 0.]"
 			model := scriptedllm.Start(t,
 				scriptedllm.Turn{ToolCalls: []scriptedllm.ToolCall{

@@ -23,19 +23,11 @@ import (
 // each test's agent has a scripted model of its own, whose turns are the
 // LLM's answers.
 
-// scriptedLLM is the agent's llm for a scripted model.
-func scriptedLLM(m *scriptedllm.Server) json.RawMessage {
-	b, _ := json.Marshal(map[string]any{"model": "openai/oh-scripted", "base_url": m.URL, "api_key": "sk-scripted",
-		"num_retries": 0, "usage_id": "agent"})
-	return b
-}
-
 // realOptions are connectOptions for the shared real server, its agent's
-// model the script's. The bridge asks for a title (autotitle is on), which
-// the model answers beside its script.
+// model the script's.
 func realOptions(t *testing.T, b *bridge, r *recorder, turns ...scriptedllm.Turn) (agentserver.Options, *realserver.Server, *scriptedllm.Server) {
 	t.Helper()
-	srv := realserver.Shared(t, realserver.Latest)
+	srv := sharedServer(t, realserver.Latest)
 	model := scriptedllm.Start(t, turns...)
 	model.AnswerTitles("✨ A scripted conversation")
 	o := connectOptions(b, srv.URL, r)

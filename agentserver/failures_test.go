@@ -23,7 +23,7 @@ type kinded interface{ Kind() string }
 // once, naming the server and what to do, with a kind the editor can act on.
 func TestConnectFailures(t *testing.T) {
 	b := newBridge(t)
-	keyed := realserver.Shared(t, realserver.Latest)
+	keyed := sharedServer(t, realserver.Latest)
 	// The stand-in: a server of an API version the bridge does not speak.
 	future := agentservertest.Start(t, "--version", "2.0.0")
 	notFound := httptest.NewServer(http.NotFoundHandler())

@@ -29,7 +29,7 @@ func TestLLMFromSettings(t *testing.T) {
 	// a record of each request and answer (--record).
 	stored := agentservertest.Start(t, "--settings-llm", `{"model": "stored/model", "api_key": "sk-stored-secret"}`, "--record", record)
 	local := agentservertest.Start(t, "--settings-llm", `{"model": "ollama/qwen3", "base_url": "http://127.0.0.1:11434"}`)
-	plain := realserver.Shared(t, realserver.Latest)
+	plain := sharedServer(t, realserver.Latest)
 
 	o := connectOptions(b, stored.URL, newRecorder())
 	o.LLM = nil

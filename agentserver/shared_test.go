@@ -2,11 +2,8 @@ package agentserver_test
 
 import (
 	"encoding/json"
-	"sync"
 	"testing"
-	"time"
 
-	"github.com/oh-bridge/oh-bridge/agentserver"
 	"github.com/oh-bridge/oh-bridge/internal/realserver"
 	"github.com/oh-bridge/oh-bridge/internal/scriptedllm"
 )
@@ -17,51 +14,17 @@ import (
 // the run before still gives its slot back.
 const maxRuns = "2"
 
-var shared struct {
-	sync.Mutex
-	servers map[string]*realserver.Server
-	failed  map[string]error
-}
-
-// sharedServer is the package's real agent-server of the lock, started
-// by the first test that asks (10 to 40 s) and stopped after the last.
-// Tests use it one after the other, each with conversations of its own.
-// It is skipped outside CI, and fails in CI, when not installed.
-func sharedServer(t *testing.T, lock string) *realserver.Server {
+// sharedServer is the package's real agent-server of the lock
+// (realserver.Shared, stopped after the last test), its 1.58.2 with
+// maxRuns: every test of the package asks through it, so that all share
+// one server started one way.
+func sharedServer(t testing.TB, lock string) *realserver.Server {
 	t.Helper()
-	venv := realserver.Need(t, lock)
-	shared.Lock()
-	defer shared.Unlock()
-	if err := shared.failed[lock]; err != nil {
-		t.Fatal(err)
+	var o realserver.Options
+	if lock == realserver.Latest {
+		o.Env = []string{"OH_MAX_CONCURRENT_RUNS=" + maxRuns}
 	}
-	s := shared.servers[lock]
-	if s == nil {
-		o := realserver.Options{}
-		if lock == realserver.Latest {
-			o.Env = []string{"OH_MAX_CONCURRENT_RUNS=" + maxRuns}
-		}
-		var err error
-		if s, err = realserver.Launch(venv, o); err != nil {
-			if shared.failed == nil {
-				shared.failed = map[string]error{}
-			}
-			shared.failed[lock] = err
-			t.Fatal(err)
-		}
-		t.Logf("%s started in %v", lock, s.Startup.Round(time.Millisecond))
-		if shared.servers == nil {
-			shared.servers = map[string]*realserver.Server{}
-		}
-		shared.servers[lock] = s
-		agentserver.AtExit(s.Stop)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("the agent-server's log:\n%s", s.Log())
-		}
-	})
-	return s
+	return realserver.Shared(t, lock, o)
 }
 
 // scriptedLLM is the agent's llm for a scripted model.

@@ -20,29 +20,6 @@ import (
 	"github.com/oh-bridge/oh-bridge/internal/ohtest"
 )
 
-// TestOlderServersGetTheWrappedMCPConfig: before SDK 1.31.2 mcp_config was
-// {"mcpServers": {...}}; such a server rejects the flat map, so the agent
-// would have no tools. The bridge sends each the shape it takes.
-func TestOlderServersGetTheWrappedMCPConfig(t *testing.T) {
-	for _, version := range []string{"1.21.0", "1.31.2"} {
-		t.Run(version, func(t *testing.T) {
-			b := newBridge(t)
-			// The stand-in: versions older than the installed ones.
-			p := agentservertest.Start(t, "--version", version, "--script",
-				writeScript(t, []step{terminal("echo hi")}, []step{{"message": "done"}}))
-			r := newRecorder()
-			o := connectOptions(b, p.URL, r)
-			o.Task = "say hi"
-			connect(t, o)
-			res := p.AwaitLine(t, "TOOL_RESULT ")
-			if !strings.Contains(res, `"is_error": false`) || !strings.Contains(res, "hi") {
-				t.Errorf("tool result: %s", res)
-			}
-			r.awaitExecution(t, "finished")
-		})
-	}
-}
-
 // TestInterruptStopsTheCommand: an interrupt that cancels the agent's MCP
 // call has the bridge interrupt the command it was running.
 func TestInterruptStopsTheCommand(t *testing.T) {

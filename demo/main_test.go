@@ -98,7 +98,7 @@ func TestDemoStandIn(t *testing.T) {
 		"== OpenHands' agent-server is not installed here (the real OpenHands agent-server-1.58 is not installed",
 		"== so the stand-in plays it",
 		"== starting the stand-in for OpenHands' agent-server",
-		"agent  ▸ starts with the tools file_editor, task_tracker, terminal, finish, think",
+		"agent  ▸ starts with the tools finish, think, file_editor, task_tracker, terminal",
 	}, story...)...)
 	checkSummary(t, st)
 	if _, err := run(bin, "docker", realserver.Latest, false, &out); err == nil || !strings.Contains(err.Error(), "use real, stand-in or auto") {

@@ -1,6 +1,7 @@
 package realserver
 
 import (
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ type sharedServer struct {
 	once sync.Once
 	srv  *Server
 	err  error
+	env  string // the options' Env it was started with, for the check
 }
 
 // Shared is the test binary's one server of the lock, started by the
@@ -30,8 +32,16 @@ type sharedServer struct {
 //	func TestMain(m *testing.M) {
 //		os.Exit(func() int { defer realserver.StopShared(); return m.Run() }())
 //	}
-func Shared(t testing.TB, lock string) *Server {
+//
+// o, when given, is how the server starts (its Env: a package whose tests
+// need OH_MAX_CONCURRENT_RUNS, say); every test of the package must then
+// ask with the same, or the one that differs fails.
+func Shared(t testing.TB, lock string, o ...Options) *Server {
 	t.Helper()
+	var opts Options
+	if len(o) > 0 {
+		opts = o[0]
+	}
 	venv := Need(t, lock)
 	shared.mu.Lock()
 	if shared.servers == nil {
@@ -43,14 +53,19 @@ func Shared(t testing.TB, lock string) *Server {
 		shared.servers[lock] = s
 	}
 	shared.mu.Unlock()
+	env := strings.Join(opts.Env, "\x00")
 	s.once.Do(func() {
-		s.srv, s.err = Launch(venv, Options{})
+		s.env = env
+		s.srv, s.err = Launch(venv, opts)
 		if s.err == nil {
 			t.Logf("%s started in %v, for this package's tests", lock, s.srv.Startup.Round(time.Millisecond))
 		}
 	})
 	if s.err != nil {
 		t.Fatal(s.err)
+	}
+	if s.env != env {
+		t.Fatalf("the shared agent-server %s was started with the environment %q; this test asks for %q: ask with the same options in the whole package", lock, s.env, env)
 	}
 	srv := s.srv
 	select {
