@@ -67,10 +67,16 @@ func TestToolPrefix(t *testing.T) {
 	if text(got) != text(want) || got.IsError || !strings.HasPrefix(text(got), "prefixed-42\n") {
 		t.Errorf("bridge_terminal answered %q, terminal %q", text(got), text(want))
 	}
-	// An error's text is OpenHands' too, naming the tool as OpenHands does.
-	r, err := prefixed.CallTool(ctx, &mcp.CallToolParams{Name: "bridge_terminal", Arguments: map[string]any{"command": 5}})
-	if err != nil || !r.IsError || text(r) != "Error validating tool 'terminal': `command` must be a string, not a number. Parameters provided: ['command']" {
-		t.Errorf("a bad argument: %v %q", err, text(r))
+	// An error's text is OpenHands' too, naming the tool as OpenHands does
+	// (terminal, not bridge_terminal).
+	bad := map[string]any{"command": map[string]any{"not": "a string"}}
+	wantErr, err := plain.CallTool(ctx, &mcp.CallToolParams{Name: "terminal", Arguments: bad})
+	if err != nil || !wantErr.IsError || !strings.HasPrefix(text(wantErr), "Error validating tool 'terminal': ") {
+		t.Fatalf("a bad argument, unprefixed: %v %q", err, text(wantErr))
+	}
+	r, err := prefixed.CallTool(ctx, &mcp.CallToolParams{Name: "bridge_terminal", Arguments: bad})
+	if err != nil || !r.IsError || text(r) != text(wantErr) {
+		t.Errorf("a bad argument: %v %q, want %q", err, text(r), text(wantErr))
 	}
 	if _, err := prefixed.CallTool(ctx, &mcp.CallToolParams{Name: "terminal", Arguments: args}); err == nil || !strings.Contains(err.Error(), `unknown tool "terminal"`) {
 		t.Errorf("the unprefixed name: %v", err)
