@@ -3,47 +3,48 @@ package bench
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
+	"fmt"
 	"testing"
 	"time"
 
-	"github.com/oh-bridge/oh-bridge/agentserver/agentservertest"
+	"github.com/oh-bridge/oh-bridge/internal/scriptedllm"
 )
 
 // BenchmarkV1AgentStep: the V1 loop through the compiled bridge and the
-// agent-server stand-in. Its scripted agent calls terminal `echo hi` once
-// per step; the bridge dialed it with openhands/connect and serves it the
-// tool over MCP. Reported:
+// real agent-server (1.58.2), as an editor drives it: openhands/connect
+// makes the conversation (the bridge's MCP endpoint its agent's only
+// tools), whose scripted model calls terminal `echo hi` once per step.
+// Reported:
 //   - step: from one ObservationEvent reaching the editor to the next (the
-//     stand-in's turn, its MCP call, the bridge's terminal, the events back);
+//     server's orchestration, its LLM call to the scripted model, its MCP
+//     call to the bridge's terminal, the events back);
 //   - mcp-leg: the call as the agent-server times it (the ActionEvent's and
 //     ObservationEvent's timestamps);
 //   - event-delivery: an event's timestamp to its openhands/did_receive_event
-//     at the editor (the stand-in's socket, the session, JSON-RPC);
+//     at the editor (the server's socket, the session, JSON-RPC), for the
+//     events the bare client below got live too;
 //
 // beside, in the same run, the same tools/call made directly over MCP HTTP
-// (raw, no client library) on the same bridge.
+// (raw, no client library) on the same bridge, and the same events read
+// live by a bare websocket client on the server's session socket, opened
+// just after the bridge's: the server's share of the delivery (timestamp
+// to the bare client), and the editor's arrival minus the bare client's,
+// event by event. The server writes an event to its sockets in the order
+// they subscribed, the bridge's first, so that difference is the bridge's
+// cost less the server's lag between two sockets: a lower bound.
 func BenchmarkV1AgentStep(b *testing.B) {
-	if err := agentservertest.Available(); err != nil {
-		b.Skip(err)
+	srv := realServer(b)
+	const steps = 60
+	var turns []scriptedllm.Turn
+	// Each command differs: the SDK's stuck detector ends a conversation
+	// that repeats one action with one observation.
+	for i := range steps {
+		turns = append(turns, scriptedllm.Turn{ToolCalls: []scriptedllm.ToolCall{
+			scriptedllm.Call("terminal", map[string]any{"command": fmt.Sprint("echo hi ", i), "summary": "say hi"})}})
 	}
-	steps := max(b.N, 100)
-	var turns [][]map[string]any
-	for range steps {
-		turns = append(turns, []map[string]any{{"tool": "terminal", "arguments": map[string]any{"command": "echo hi"}}})
-	}
-	turns = append(turns, []map[string]any{{"finish": "done"}})
-	script := filepath.Join(b.TempDir(), "script.json")
-	data, _ := json.Marshal(map[string]any{"turns": turns})
-	os.WriteFile(script, data, 0o644)
-	// The stand-in: what is measured is the bridge's own cost, which a
-	// model's latency would drown; its scripted agent answers at once.
-	peer, err := agentservertest.Launch("--script", script)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(peer.Stop)
+	turns = append(turns, scriptedllm.Turn{ToolCalls: []scriptedllm.ToolCall{
+		scriptedllm.Call("finish", map[string]any{"message": "done"})}})
+	model := scriptedllm.Start(b, turns...)
 
 	p, _ := startOpenHandsBridge(b)
 	url, token := mcpHTTP(b, p)
@@ -56,37 +57,38 @@ func BenchmarkV1AgentStep(b *testing.B) {
 		base[i] = direct.echo(b)
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	b.ResetTimer()
+	var conn struct{ ConversationID string }
 	if err := p.client.Call(ctx, "openhands/connect", map[string]any{
-		"serverUrl": peer.URL, "llm": map[string]any{"model": "bench/scripted"}, "task": "echo",
-	}, nil); err != nil {
+		"serverUrl": srv.URL, "sessionApiKey": srv.Key, "llm": scriptedLLM(model), "task": "echo",
+	}, &conn); err != nil {
 		b.Fatal(err)
 	}
-	type event struct {
-		Kind      string `json:"kind"`
-		ID        string `json:"id"`
-		Timestamp string `json:"timestamp"`
-		ActionID  string `json:"action_id"`
-	}
+	bare := followBare(b, srv, conn.ConversationID)
 	actions := map[string]time.Time{}
-	var stepGaps, legs, delivery []time.Duration
+	var stepGaps, legs []time.Duration
+	atEditor := map[string][2]time.Time{} // by event id: its timestamp, its arrival
 	var lastObs time.Time
 	for done := 0; done < steps; {
-		m, err := p.client.AwaitNotification(ctx, "openhands/did_receive_event", nil)
+		wait, cancel := context.WithTimeout(context.Background(), time.Minute)
+		m, err := p.client.AwaitNotification(wait, "openhands/did_receive_event", nil)
+		cancel()
 		if err != nil {
-			b.Fatal(err)
+			b.Fatalf("after %d steps: %v", done, err)
 		}
 		arrived := time.Now()
-		var n struct{ Event event }
+		var n struct{ Event serverEvent }
 		json.Unmarshal(m.Params, &n)
 		e := n.Event
-		stamp, err := time.ParseInLocation("2006-01-02T15:04:05.999999", e.Timestamp, time.Local)
-		if err != nil {
-			continue // the state snapshot a socket starts with has a stamp too; others must
+		stamp, ok := e.stamp()
+		if !ok {
+			continue // the state snapshot a socket starts with has no stamp of this form
 		}
-		delivery = append(delivery, arrived.Sub(stamp))
+		if _, seen := atEditor[e.ID]; !seen {
+			atEditor[e.ID] = [2]time.Time{stamp, arrived}
+		}
 		switch e.Kind {
 		case "ActionEvent":
 			actions[e.ID] = stamp
@@ -100,10 +102,25 @@ func BenchmarkV1AgentStep(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-	b.ReportMetric(ms(percentile(stepGaps, 0.5)), "step-p50-ms")
-	b.ReportMetric(ms(percentile(stepGaps, 0.99)), "step-p99-ms")
-	b.ReportMetric(ms(percentile(legs, 0.5)), "mcp-leg-p50-ms")
-	b.ReportMetric(ms(percentile(delivery, 0.5)), "event-delivery-p50-ms")
-	b.ReportMetric(ms(percentile(base, 0.5)), "direct-mcp-p50-ms")
+	model.Wait(2 * time.Minute)
+	// Paired once the run is over, so that an event the bare client read
+	// after the editor got it counts too.
+	var delivery, bareDelivery, added []time.Duration
+	for id, t := range atEditor {
+		if bt, ok := bare.at(id); ok {
+			delivery = append(delivery, t[1].Sub(t[0]))
+			bareDelivery = append(bareDelivery, bt.Sub(t[0]))
+			added = append(added, t[1].Sub(bt))
+		}
+	}
+	b.ReportMetric(msOf(percentile(stepGaps, 0.5)), "step-p50-ms")
+	b.ReportMetric(msOf(percentile(stepGaps, 0.99)), "step-p99-ms")
+	b.ReportMetric(msOf(percentile(legs, 0.5)), "mcp-leg-p50-ms")
+	b.ReportMetric(msOf(percentile(delivery, 0.5)), "event-delivery-p50-ms")
+	if len(added) < steps {
+		b.Fatalf("only %d events reached both the editor and the bare socket live", len(added))
+	}
+	b.ReportMetric(msOf(percentile(bareDelivery, 0.5)), "bare-socket-delivery-p50-ms")
+	b.ReportMetric(msOf(percentile(added, 0.5)), "editor-minus-bare-p50-ms")
+	b.ReportMetric(msOf(percentile(base, 0.5)), "direct-mcp-p50-ms")
 }

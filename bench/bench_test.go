@@ -24,7 +24,9 @@ func TestMain(m *testing.M) {
 	if f := flag.Lookup("test.bench"); f == nil || f.Value.String() == "" {
 		os.Exit(m.Run()) // no benchmark selected: nothing to build
 	}
-	os.Exit(rpctest.RunWithBridge(m, "../cmd/oh-bridge", &bin))
+	code := rpctest.RunWithBridge(m, "../cmd/oh-bridge", &bin)
+	stopRealServer()
+	os.Exit(code)
 }
 
 type proc struct {
