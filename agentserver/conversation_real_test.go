@@ -177,19 +177,50 @@ func deleteConversation(ctx context.Context, t *testing.T, srv *realserver.Serve
 func TestPauseAndResume(t *testing.T) {
 	b := newBridge(t)
 	r := newRecorder()
+	// The second step's model answer is held until the pause is sent: the
+	// step in flight is then known, whatever the machine's load.
+	release := make(chan struct{})
+	second := call("terminal", map[string]any{"command": "echo two > two.txt"})
+	second.Hold = release
 	o, _, model := realOptions(t, b, r,
-		call("terminal", map[string]any{"command": "sleep 1; echo one > one.txt"}),
-		call("terminal", map[string]any{"command": "echo two > two.txt"}),
+		call("terminal", map[string]any{"command": "echo one > one.txt"}),
+		second,
 		scriptedllm.Turn{Content: "Both are written."},
 	)
 	o.Task = "write one and two"
 	s := connect(t, o)
-	r.awaitEvent(t, "ActionEvent")
+	select {
+	case <-model.Reached(1):
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the agent did not take its second step")
+	}
 	if err := s.Pause(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	close(release)
 	r.awaitExecution(t, "paused")
 	r.awaitEvent(t, "PauseEvent")
+	// The server says paused at once, and the step in flight still runs to
+	// its end: its action and observation come after the PauseEvent, then
+	// the state's snapshot that closes the run. A resume sent before that
+	// finds the run still going and does nothing.
+	r.await(t, "the step in flight to end", func(ev []json.RawMessage, _ []agentserver.Status) bool {
+		observed := 0
+		for _, e := range ev {
+			switch describe(e) {
+			case "ObservationEvent(terminal)":
+				observed++
+			case "ConversationStateUpdateEvent(full_state)":
+				if observed == 2 {
+					return true
+				}
+			}
+		}
+		return false
+	})
+	if _, err := os.Stat(filepath.Join(b.dir, "two.txt")); err != nil {
+		t.Errorf("the step in flight did not finish: %v", err)
+	}
 	if err := s.Resume(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -214,12 +245,15 @@ func TestPauseAndResume(t *testing.T) {
 // plays an MCP client that cancels: TestInterruptStopsTheCommand.)
 func TestInterruptLeavesTheCommand(t *testing.T) {
 	b := newBridge(t)
-	marker := fmt.Sprintf("sleep %d.%d", 3, time.Now().Nanosecond()%1000)
+	marker := fmt.Sprintf("sleep %d.%d", 8, time.Now().Nanosecond()%1000)
 	r := newRecorder()
 	o, _, _ := realOptions(t, b, r, call("terminal", map[string]any{"command": marker + " && touch late.txt"}))
 	o.Task = "sleep"
 	s := connect(t, o)
-	r.awaitEvent(t, "ActionEvent")
+	// The command's process, not its ActionEvent: a socket that attaches
+	// while the agent's first step runs gets nothing from the server until
+	// the step ends (it waits on the conversation's lock), which may be
+	// after the command did.
 	ohtest.WaitFor(t, "the command to start", func() bool { return ohtest.Running(marker) })
 	if err := s.Interrupt(context.Background()); err != nil {
 		t.Fatal(err)
