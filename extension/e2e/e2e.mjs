@@ -4,21 +4,31 @@
 // that the status bar shows the bridge, disconnected. Run "OpenHands:
 // Serve Tools to Agents (MCP)" and act as an MCP agent with the official
 // MCP TypeScript SDK: its command shows in a terminal of its own, and its
-// edit lands in the open buffer, each after the user allowed it. Then open
-// a project set up for an OpenHands agent-server (the stand-in) in
-// confirmation mode and start a conversation whose agent works with the
-// bridge's tools. Then, in the OpenHands conversation view, start one by
-// typing a message, answer each permission question on the card of the
-// command or edit it asks about (with the keyboard, then the mouse), see
-// the agent's reply and its command's card, and stop a long command.
-// Last, a long conversation (2,000 updates: 200 commands of 1 MB output
-// each, 100 edits) fed to the view through the extension's test-only
-// entry (src/testFeed.ts): the time to render an update, the webview's
-// memory, and the time to open the view and to restore it after a reload,
-// written to OUT_DIR/long-conversation.json. Screenshots go to OUT_DIR.
+// edit lands in the open buffer, each after the user allowed it.
+//
+// The conversations run on the real OpenHands agent-server 1.58.2 (`task
+// openhands` installs it), one server for the run, started at once so its
+// start overlaps code-server's; its agent's model is scripted
+// (internal/scriptedllm), a script per step. Open a project set up for
+// that server in confirmation mode and start a conversation whose agent
+// works with the bridge's tools. Then, in the OpenHands conversation view,
+// start one by typing a message, answer each question the server's agent
+// waits on, on the card of the command or edit it asks about (with the
+// keyboard, then the mouse), see the agent's reply and its command's card,
+// and stop a long command; reload the window, and reopen the conversation
+// from History. A long conversation (2,000 updates: 200 commands of 1 MB
+// output each, 100 edits) is fed to the view through the extension's
+// test-only entry (src/testFeed.ts, which says why not through a server):
+// the time to render an update, the webview's memory, and the time to open
+// the view and to restore it after a reload, written to
+// OUT_DIR/long-conversation.json. Last, with no server configured, the
+// bridge offers to start the installed agent-server (the real one),
+// starts it with consent and stops it with the window; then an Agent
+// Canvas-shaped stack is found with no question. Screenshots go to
+// OUT_DIR, with the shared server's log (agent-server.log).
 //
 // Env: CODE_SERVER (launcher), VSIX, REPO (the oh-bridge checkout), OUT_DIR;
-// E2E_ONLY=view or E2E_ONLY=long runs that step alone.
+// E2E_ONLY=view, long or local runs that step alone.
 import { spawn, execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
@@ -82,6 +92,104 @@ async function until(what, fn, ms = 30_000) {
   throw new Error(`timed out waiting for ${what} (last: ${String(last).slice(0, 300)})`);
 }
 
+// The real agent-server and its scripted model come from two small Go
+// commands of the repository (internal/realserver/cmd/realserver,
+// internal/scriptedllm/cmd/scriptedllm), which share their code with the
+// Go tests' own: built once into the run's directory.
+function buildHelpers(dir) {
+  fs.mkdirSync(dir, { recursive: true });
+  return new Promise((resolve, reject) => {
+    const go = spawn('go', ['build', '-o', dir, './internal/realserver/cmd/realserver', './internal/scriptedllm/cmd/scriptedllm'], { cwd: REPO, stdio: ['ignore', 'inherit', 'inherit'] });
+    go.on('error', reject);
+    go.on('exit', (code) => (code === 0 ? resolve({ realserver: path.join(dir, 'realserver'), scriptedllm: path.join(dir, 'scriptedllm') })
+      : reject(new Error(`go build of the e2e's helpers exited ${code}`))));
+  });
+}
+
+// A helper that stops what it runs when its standard input closes: it is
+// a pipe that closes with this process, however it ends; finish() asks it
+// (SIGTERM) and waits.
+function startHelper(cmd, args) {
+  const child = start(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+  child.exited = new Promise((r) => child.on('exit', (code, signal) => r({ code, signal })));
+  child.graceful = true;
+  return child;
+}
+
+// startRealServer starts the real agent-server (1.58.2 unless args name
+// another lock of test/openhands; `task openhands` installs them) on
+// 127.0.0.1 in a fresh directory, as the Go tests do (internal/realserver):
+// a clean environment and nothing that reaches past loopback. Its ready
+// promise is what it printed once it answered /ready: url, key, venv,
+// startupMs.
+function startRealServer(helpers, log, args = []) {
+  const child = startHelper(helpers.realserver, ['-log', log, ...args]);
+  const t0 = Date.now();
+  child.ready = Promise.race([
+    until('the real agent-server to answer /ready', () => {
+      const l = child.lines.find((x) => x.startsWith('{'));
+      return l && { ...JSON.parse(l), sinceSpawnMs: Date.now() - t0 };
+    }, 240_000),
+    child.exited.then(({ code }) => { throw new Error(`the real agent-server did not start (exit ${code}): ${child.stderrText.slice(-3000)}`); }),
+  ]);
+  child.ready.catch(() => undefined);
+  return child;
+}
+
+// The tools the real server's agent is offered in each conversation the
+// bridge starts: the bridge's three over MCP, and the SDK's finish and think.
+const bridgeTools = ['file_editor', 'task_tracker', 'terminal', 'finish', 'think'];
+
+// startModel serves a script of the agent's model (the turns of
+// internal/scriptedllm/cmd/scriptedllm: tools, content, toolCalls) and
+// resolves once it listens: url (the LLM's base_url), requests() (each
+// request it got: the tool results it carried), failures() (requests it
+// did not expect), done().
+async function startModel(helpers, dir, name, turns) {
+  const file = path.join(dir, `${name}-model.json`);
+  fs.writeFileSync(file, JSON.stringify({ turns }));
+  const child = startHelper(helpers.scriptedllm, ['-script', file]);
+  const url = await until(`the scripted model ${name}`, () => {
+    const l = child.lines.find((x) => x.startsWith('URL '));
+    if (l === undefined && child.exitCode !== null) throw new Error(`the scripted model exited: ${child.stderrText}`);
+    return l && l.slice(4);
+  });
+  return {
+    url,
+    requests: () => child.lines.filter((l) => l.startsWith('REQUEST ')).map((l) => JSON.parse(l.slice(l.indexOf('{')))),
+    failures: () => child.lines.filter((l) => l.startsWith('FAIL ')),
+    done: () => child.lines.includes('DONE'),
+    stop: () => finishHelper(child),
+  };
+}
+
+async function finishHelper(child) {
+  if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+  await Promise.race([child.exited, sleep(20_000)]);
+}
+
+// realSettings are a workspace's settings for a conversation on the real
+// server: its URL, and the scripted model as the agent's LLM (an OpenAI
+// API at base_url; its key is the one "Set LLM API Key" stored, llmKey).
+const realSettings = (serverUrl, model, more = {}) => ({ ...(serverUrl === undefined ? {} : { 'openhands.serverUrl': serverUrl }),
+  'openhands.llm.model': 'openai/oh-scripted', 'openhands.llm.baseUrl': model.url, ...more });
+
+// llmKey gives the window the model's key with "OpenHands: Set LLM API
+// Key", as the person does: the server's agent is refused by its LLM
+// client without one. code-server keeps an extension's secrets in the
+// window's memory (it gives VS Code no secret storage with a remote), so
+// each window is told, and a reload forgets it.
+const llmKey = (page) => setSecret(page, 'OpenHands: Set LLM API Key', 'sk-e2e-scripted');
+
+// setSecret runs a command that asks for a key in a password box, and types it.
+async function setSecret(page, title, value) {
+  await runCommand(page, title);
+  await page.waitForSelector('.quick-input-widget input[type="password"]', { state: 'visible' });
+  await page.keyboard.type(value);
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('.quick-input-widget', { state: 'hidden' });
+}
+
 async function main() {
   const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'oh-e2e-')));
   const ws = path.join(tmp, 'project');
@@ -110,10 +218,21 @@ async function main() {
   fs.mkdirSync(longWs);
   const feed = path.join(longWs, 'feed.jsonl');
 
-  // An `agent-server` on the PATH the extension's bridge sees: the
-  // stand-in behind a wrapper, for the bridge to offer and start; and the
-  // default and Agent Canvas ports held by something else, so that
-  // nothing this machine runs is found instead.
+  // The real agent-server the conversations run on, started now: its 10
+  // to 40 s of start pass while code-server starts and the MCP step runs.
+  // It takes no session key, as a server started without
+  // OH_SESSION_API_KEYS_0 does on loopback: code-server forgets the key
+  // "Set API Key" stores when the window reloads (see llmKey), and the
+  // view's step reloads its window. Agent Canvas's, whose key is in its
+  // key file, is the other: 1.49.1, the version Canvas 1.20.0 starts.
+  const helpers = await buildHelpers(path.join(tmp, 'bin'));
+  const real = startRealServer(helpers, path.join(OUT_DIR, 'agent-server.log'), ['-no-key']);
+  const canvasServer = startRealServer(helpers, path.join(OUT_DIR, 'canvas-agent-server.log'), ['-lock', 'agent-server-1.49']);
+
+  // Where an installed `agent-server` goes on the PATH the extension's
+  // bridge sees, for the bridge to offer and start; and the default and
+  // Agent Canvas ports held by something else, so that nothing this
+  // machine runs is found instead.
   const local = localServerSetup(tmp);
   const port = await freePort();
   const cs = start(CODE_SERVER, ['--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-telemetry', '--disable-update-check',
@@ -129,40 +248,43 @@ async function main() {
       '--enable-precise-memory-info'],
   }));
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  const ready = async (server, name) => {
+    const s = await server.ready;
+    console.log(`the real agent-server ${name} answered /ready ${s.sinceSpawnMs} ms after it was started (its own start: ${s.startupMs} ms)`);
+    return s;
+  };
+  const servers = async () => ({ srv: await ready(real, '1.58.2'), canvas: await ready(canvasServer, '1.49.1 (for Agent Canvas)') });
+  const ctx = { tmp, port, helpers, local };
   try {
-    // E2E_ONLY=view runs the conversation view's step alone, when working on it.
-    if (process.env.E2E_ONLY === 'view') return await conversationView(browser, { tmp, port });
     if (process.env.E2E_ONLY === 'long') return await longConversation(browser, { port, ws: longWs, feed });
-    if (process.env.E2E_ONLY === 'local') return await localServer(browser, { tmp, port, local });
     await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`);
     await page.waitForSelector('.monaco-workbench', { timeout: 60_000 });
     const { status, editorText } = workbench(page);
     // "OpenHands" alone is the spinner while the bridge starts.
     const started = await until('the extension to start the bridge', async () => /OpenHands: /.test(await status()) && (await status()), 60_000);
     check('the status bar shows the bridge, disconnected', /OpenHands: Disconnected/.test(started), started);
+    // E2E_ONLY=view (or local) runs the conversation view's (or the local
+    // server's) step alone, when working on it.
+    if (process.env.E2E_ONLY === 'view') return await conversationView(browser, { ...ctx, ...(await servers()) });
+    if (process.env.E2E_ONLY === 'local') return await localServer(browser, { ...ctx, ...(await servers()) });
 
     await openFile(page, editorText, 'notes.txt', 'hello');
     await page.screenshot({ path: path.join(OUT_DIR, '1-before-connect.png') });
 
     await mcpAgent(page, notes, editorText);
-    await agentServer(browser, { tmp, port });
-    await conversationView(browser, { tmp, port });
+    Object.assign(ctx, await servers());
+    await agentServer(browser, ctx);
+    await conversationView(browser, ctx);
     await longConversation(browser, { port, ws: longWs, feed });
-    await localServer(browser, { tmp, port, local });
+    await localServer(browser, ctx);
   } catch (err) {
-    await page.screenshot({ path: path.join(OUT_DIR, 'failure.png') }).catch(() => undefined);
+    // Each window as it was: failure-1.png is the first.
+    const pages = browser.contexts().flatMap((c) => c.pages());
+    for (const [i, p] of pages.entries()) await p.screenshot({ path: path.join(OUT_DIR, `failure-${i + 1}.png`) }).catch(() => undefined);
     throw err;
   } finally {
     await browser.close();
   }
-}
-
-// standInURL waits for a stand-in to say its port.
-function standInURL(child, what) {
-  return until(what, () => {
-    const l = child.lines.find((x) => x.startsWith('PORT '));
-    return l && `http://127.0.0.1:${l.slice(5)}`;
-  });
 }
 
 // workbench reads a VS Code window: its status bar, and the text editor in
@@ -281,29 +403,26 @@ async function mcpAgent(page, notes, editorText) {
   }
 }
 
-// agentServer: the user opens a project whose settings point at an OpenHands
-// agent-server (the stand-in) in confirmation mode, and starts a
-// conversation. The agent works with the bridge's MCP tools: each action
-// is put to the user once (the confirmation; the MCP call that follows is
-// not asked again), its command shows in a terminal, its edit lands in
-// the open buffer, and the conversation channel and the status bar follow
-// it. (A second folder, because code-server does not notice a user
-// settings file changed under it.)
-async function agentServer(browser, { tmp, port }) {
+// agentServer: the user opens a project whose settings point at the real
+// OpenHands agent-server in confirmation mode (AlwaysConfirm), and starts
+// a conversation with the command. The server's agent (its model
+// scripted) works with the bridge's MCP tools: the server holds each
+// action until it is confirmed, and the bridge puts it to the user once
+// (the MCP call that follows is not asked again); its command shows in a
+// terminal, its edit lands in the open buffer, and the conversation
+// channel and the status bar follow it. (A second folder, because
+// code-server does not notice a user settings file changed under it.)
+async function agentServer(browser, { tmp, port, helpers, srv }) {
   const ws = path.join(tmp, 'project-agent-server');
   fs.mkdirSync(path.join(ws, '.vscode'), { recursive: true });
   const notes = path.join(ws, 'notes.txt');
   fs.writeFileSync(notes, 'hello\n');
-  const script = path.join(tmp, 'agent-server-script.json');
-  fs.writeFileSync(script, JSON.stringify({ turns: [
-    [{ tool: 'terminal', arguments: { command: 'echo agent-output-$((6*7))' }, thought: 'Say hello.' }],
-    [{ tool: 'file_editor', arguments: { command: 'str_replace', path: notes, old_str: 'hello', new_str: 'hello from the agent-server agent' } }],
-    [{ finish: 'Done in VS Code.' }],
-  ] }));
-  const server = start('/usr/bin/python3', [path.join(REPO, 'fixtures', 'peers', 'agent_server_standin.py'), '--script', script]);
-  const url = await standInURL(server, 'the agent-server stand-in');
-  fs.writeFileSync(path.join(ws, '.vscode', 'settings.json'), JSON.stringify({ 'openhands.serverUrl': url,
-    'openhands.llm.model': 'e2e/scripted', 'openhands.confirmationMode': true }));
+  const model = await startModel(helpers, tmp, 'agent-server', [
+    { tools: bridgeTools, content: 'Say hello.', toolCalls: [{ name: 'terminal', arguments: { command: 'echo agent-output-$((6*7))', summary: 'say hello' } }] },
+    { tools: bridgeTools, toolCalls: [{ name: 'file_editor', arguments: { command: 'str_replace', path: notes, old_str: 'hello', new_str: 'hello from the agent-server agent' } }] },
+    { tools: bridgeTools, toolCalls: [{ name: 'finish', arguments: { message: 'Done in VS Code.' } }] },
+  ]);
+  fs.writeFileSync(path.join(ws, '.vscode', 'settings.json'), JSON.stringify(realSettings(srv.url, model, { 'openhands.confirmationMode': true })));
   // A window of its own: leaving the first one would ask about its
   // unsaved buffer.
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
@@ -311,18 +430,20 @@ async function agentServer(browser, { tmp, port }) {
   await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`);
   await page.waitForSelector('.monaco-workbench', { timeout: 60_000 });
   await until('the bridge of the new window', async () => /OpenHands: Disconnected/.test(await status()), 60_000);
+  await llmKey(page);
   await openFile(page, editorText, 'notes.txt', 'hello');
 
   await runCommand(page, 'OpenHands: Start Conversation');
   await until('the task input box', async () => (await page.locator('.quick-input-widget').innerText()).includes('What should the OpenHands agent do?'));
   await page.keyboard.type('Say hello, then sign the notes.');
   await page.keyboard.press('Enter');
-  const done = until('the agent to finish', () => server.lines.some((l) => l.startsWith('SCRIPT_DONE')), 120_000);
-  const { prompts } = await allowWhile(page, done);
+  const done = until('the agent to finish', () => model.done() || model.failures().length > 0, 180_000);
+  const { prompts } = await allowWhile(page, done.catch(() => undefined));
+  check('agent-server: the real server\'s model was asked what the script expects', model.failures().length === 0 && model.done(), model.failures().join('\n'));
   check('agent-server: the user was asked once per action, as OpenHands', prompts.length === 2 && prompts[0].includes('OpenHands wants to run `echo agent-output') &&
     prompts[1].includes('OpenHands') && prompts[1].includes('str_replace'), JSON.stringify(prompts));
-  const results = server.lines.filter((l) => l.startsWith('TOOL_RESULT '));
-  check('agent-server: the agent-server got both results from the bridge\'s tools', results.length === 2 && results[0].includes('agent-output-42') &&
+  const results = model.requests().flatMap((r) => r.toolResults);
+  check('agent-server: the real server\'s agent got both results from the bridge\'s tools', results.length === 2 && results[0].includes('agent-output-42') &&
     results[1].includes('has been edited'), results.join('\n').slice(0, 600));
   const terminalText = await terminalShows(page, 'agent-output-42', 'the agent\'s command in a terminal');
   check('agent-server: the agent\'s command shows in a terminal of VS Code', terminalText.includes('agent-output-42'), terminalText.slice(0, 500));
@@ -339,37 +460,40 @@ async function agentServer(browser, { tmp, port }) {
   const finished = await until('Done in the status bar', async () => /OpenHands: Done/.test(await status()) && (await status())).catch((e) => String(e));
   check('agent-server: the status bar says the agent is done', /OpenHands: Done/.test(finished), finished);
   await page.screenshot({ path: path.join(OUT_DIR, '5-agent-server.png') });
+  await model.stop();
 }
 
 // conversationView: the user opens the OpenHands view, types a task in
-// its message box and answers each permission question on the card of the
-// call it asks about: the command's with the keyboard (the focus moves to
-// the question), the edit's, which shows the diff it proposes, with the
-// mouse. The view shows the message, the agent's command with its output
-// and exit code, its edit, and the agent's reply. A second message starts
-// a long command, and Stop interrupts it.
-async function conversationView(browser, { tmp, port }) {
+// its message box and answers each question the real server's agent
+// waits on (AlwaysConfirm) on the card of the call it asks about: the
+// command's with the keyboard (the focus moves to the question), the
+// edit's, which shows the diff it proposes, with the mouse. The view shows
+// the message, the agent's command with its output and exit code, its
+// edit, and the agent's reply. A second message starts a long command, and
+// Stop interrupts the running turn. The window reloads and the
+// conversation comes back from the server's events; History lists it and
+// reopens it.
+async function conversationView(browser, { tmp, port, helpers, srv }) {
   const ws = path.join(tmp, 'project-view');
   fs.mkdirSync(path.join(ws, '.vscode'), { recursive: true });
   const notes = path.join(ws, 'notes.txt');
   fs.writeFileSync(notes, 'hello\n');
-  const script = path.join(tmp, 'view-script.json');
-  fs.writeFileSync(script, JSON.stringify({ turns: [
-    [{ tool: 'terminal', arguments: { command: 'echo view-output-$((6*7))' }, thought: 'Print the answer.' }],
-    [{ tool: 'file_editor', arguments: { command: 'str_replace', path: notes, old_str: 'hello', new_str: 'hello from the view' } }],
-    [{ message: 'The command printed **view-output-42**.' }],
-    [{ tool: 'terminal', arguments: { command: 'sleep 30; echo never' } }],
-    [{ message: 'Slept.' }],
-  ] }));
-  const server = start('/usr/bin/python3', [path.join(REPO, 'fixtures', 'peers', 'agent_server_standin.py'), '--script', script]);
-  const url = await standInURL(server, 'the agent-server stand-in for the view');
-  fs.writeFileSync(path.join(ws, '.vscode', 'settings.json'), JSON.stringify({ 'openhands.serverUrl': url,
-    'openhands.llm.model': 'e2e/scripted', 'openhands.bridge.args': ['--record', path.join(OUT_DIR, 'view-bridge-session.jsonl')] }));
+  // No turn after the long command: Stop ends the run, and a request
+  // after it fails the script.
+  const model = await startModel(helpers, tmp, 'view', [
+    { tools: bridgeTools, content: 'Print the answer.', toolCalls: [{ name: 'terminal', arguments: { command: 'echo view-output-$((6*7))', summary: 'print the answer' } }] },
+    { tools: bridgeTools, toolCalls: [{ name: 'file_editor', arguments: { command: 'str_replace', path: notes, old_str: 'hello', new_str: 'hello from the view' } }] },
+    { tools: bridgeTools, content: 'The command printed **view-output-42**.' },
+    { tools: bridgeTools, toolCalls: [{ name: 'terminal', arguments: { command: 'sleep 30; echo never', summary: 'sleep' } }] },
+  ]);
+  fs.writeFileSync(path.join(ws, '.vscode', 'settings.json'), JSON.stringify(realSettings(srv.url, model, { 'openhands.confirmationMode': true,
+    'openhands.bridge.args': ['--record', path.join(OUT_DIR, 'view-bridge-session.jsonl')] })));
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
   const { status } = workbench(page);
   await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`);
   await page.waitForSelector('.monaco-workbench', { timeout: 60_000 });
   await until('the bridge of the view\'s window', async () => /OpenHands: Disconnected/.test(await status()), 60_000);
+  await llmKey(page);
 
   await runCommand(page, 'OpenHands: Open Conversation View');
   // The webview's document is two iframes down.
@@ -492,6 +616,10 @@ async function conversationView(browser, { tmp, port }) {
   }, 15_000).catch((e) => String(e));
   check('view: the header says the agent is paused', /Paused/.test(header), header);
   await page.screenshot({ path: path.join(OUT_DIR, '8-view-stopped.png') });
+  const asks = model.requests();
+  check('view: the real server\'s agent got the bridge\'s results, and asked its model nothing after Stop', asks.length === 4 && model.failures().length === 0 &&
+    asks[1].toolResults.join('\n').includes('view-output-42') && asks[2].toolResults.join('\n').includes('has been edited'),
+  JSON.stringify({ requests: asks, failures: model.failures() }).slice(0, 1500));
 
   // Reopening the window restores the conversation from the server's
   // events: a new extension host, a new bridge, the same conversation.
@@ -543,28 +671,25 @@ async function conversationView(browser, { tmp, port }) {
       (await again.locator('#conversations').isHidden()) && { users, answers };
   }, 60_000).catch((e) => String(e));
   check('view: an item of the list reopens its conversation, history and answers included', typeof reopenedFromList === 'object', String(reopenedFromList));
+  await page.screenshot({ path: path.join(OUT_DIR, '9c-view-reopened.png') });
+  // Reopening shows the conversation; it does not run the agent again.
+  check('view: neither the reload nor the reopening ran the agent again', model.requests().length === 4 && model.failures().length === 0,
+    JSON.stringify({ requests: model.requests().length, failures: model.failures() }).slice(0, 1500));
+  await model.stop();
 }
 
-// localServerSetup writes the fake `agent-server` (the stand-in behind a
-// wrapper that reads --host, --port and OH_SESSION_API_KEYS_0 as the real
-// script does, and records its pid) and holds ports 8000 and 18000 with a
-// server that is not an agent-server.
+// localServerSetup makes the directory where an installed `agent-server`
+// goes on the extension host's PATH (localServer puts the real one there)
+// and holds ports 8000 and 18000 with a server that is not an
+// agent-server.
 function localServerSetup(tmp) {
-  // Where `uv tool install openhands-agent-server` puts it, on the PATH a
-  // login shell's profile gives: VS Code's server takes the extension
-  // host's environment from the person's login shell.
+  // Where `uv tool install openhands-agent-server` puts it (a link to the
+  // tool environment's script), on the PATH a login shell's profile
+  // gives: VS Code's server takes the extension host's environment from
+  // the person's login shell.
   const bin = path.join(tmp, '.local', 'bin');
   fs.mkdirSync(bin, { recursive: true });
   fs.writeFileSync(path.join(tmp, '.profile'), 'PATH="$HOME/.local/bin:$PATH"\n');
-  const pidFile = path.join(tmp, 'started-server.pid');
-  const script = path.join(tmp, 'started-server-script.json');
-  fs.writeFileSync(script, JSON.stringify({ turns: [[{ message: 'Hello from the server the bridge started.' }]] }));
-  fs.writeFileSync(path.join(bin, 'agent-server'), `#!/bin/bash
-host=127.0.0.1 port=8000
-while [ $# -gt 0 ]; do case "$1" in --host) host=$2; shift 2;; --port) port=$2; shift 2;; *) shift;; esac; done
-echo $$ > ${JSON.stringify(pidFile)}
-exec /usr/bin/python3 ${JSON.stringify(path.join(REPO, 'fixtures', 'peers', 'agent_server_standin.py'))} --host "$host" --port "$port" --session-api-key "$OH_SESSION_API_KEYS_0" --script ${JSON.stringify(script)}
-`, { mode: 0o755 });
   const holds = {};
   for (const p of [8000, 18000]) {
     const srv = net.createServer((sock) => sock.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n'));
@@ -572,7 +697,40 @@ exec /usr/bin/python3 ${JSON.stringify(path.join(REPO, 'fixtures', 'peers', 'age
     srv.listen(p, '127.0.0.1');
     holds[p] = srv;
   }
-  return { bin, pidFile, holds };
+  return { bin, holds };
+}
+
+// startedServers are the processes running the `agent-server` of dir:
+// their pids and command lines.
+function startedServers(dir) {
+  const found = [];
+  for (const pid of fs.readdirSync('/proc').filter((x) => /^\d+$/.test(x))) {
+    let args;
+    try {
+      args = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    } catch {
+      continue;
+    }
+    if (args.includes(path.join(dir, 'agent-server')) && args.includes('--host')) found.push({ pid: Number(pid), args });
+  }
+  return found;
+}
+
+// relay forwards the connections to port to the server at url, byte for
+// byte, until close() (Agent Canvas's port with the real server behind it).
+function relay(port, url) {
+  const target = new URL(url);
+  const srv = net.createServer((sock) => {
+    const up = net.connect(Number(target.port), target.hostname);
+    sock.pipe(up);
+    up.pipe(sock);
+    sock.on('error', () => up.destroy());
+    up.on('error', () => sock.destroy());
+  });
+  return new Promise((resolve, reject) => {
+    srv.on('error', reject);
+    srv.listen(port, '127.0.0.1', () => resolve(srv));
+  });
 }
 
 const alive = (pid) => {
@@ -585,25 +743,38 @@ const alive = (pid) => {
 };
 
 // localServer: with no server configured, the bridge finds none, offers
-// to start the installed agent-server, starts it once the person agrees,
-// and the conversation runs on it; reloading the window (a new extension
-// host and bridge) stops it. Then an Agent Canvas-shaped stack (its key
-// file, its agent-server on 18000) is found and used with no question.
-async function localServer(browser, { tmp, port, local }) {
+// to start the installed agent-server (the real one: its environment's
+// start command, linked where `uv tool install` links it), starts it once
+// the person agrees, and the conversation runs on it; reloading the window
+// (a new extension host and bridge) stops it. Then an Agent Canvas-shaped
+// stack (its key file, its agent-server on 18000) is found and used with
+// no question. Agent Canvas itself cannot be installed here (its npm
+// package needs @openhands/extensions@0.22.1, which npm does not serve,
+// and Node 24), so its agent-server is the real 1.49.1 Canvas 1.20.0
+// starts, with a session key, reached on Canvas's port 18000 through a
+// relay (the server chose its port when it started, beside the other).
+async function localServer(browser, { tmp, port, local, helpers, srv, canvas: canvasSrv }) {
   for (const [p, h] of Object.entries(local.holds)) {
     if (h instanceof Error) {
       check(`local server: port ${p} is free for the test`, false, String(h));
       return;
     }
   }
+  fs.symlinkSync(path.join(srv.venv, 'bin', 'agent-server'), path.join(local.bin, 'agent-server'));
+  // One model for both conversations, one after the other.
+  const model = await startModel(helpers, tmp, 'local', [
+    { tools: bridgeTools, content: 'Hello from the server the bridge started.' },
+    { tools: bridgeTools, content: 'Hello from Agent Canvas.' },
+  ]);
   const ws = path.join(tmp, 'project-local');
   fs.mkdirSync(path.join(ws, '.vscode'), { recursive: true });
-  fs.writeFileSync(path.join(ws, '.vscode', 'settings.json'), JSON.stringify({ 'openhands.llm.model': 'e2e/scripted' }));
+  fs.writeFileSync(path.join(ws, '.vscode', 'settings.json'), JSON.stringify(realSettings(undefined, model)));
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
   const { status } = workbench(page);
   await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`);
   await page.waitForSelector('.monaco-workbench', { timeout: 60_000 });
   await until('the bridge of the window', async () => /OpenHands: Disconnected/.test(await status()), 60_000);
+  await llmKey(page);
   await runCommand(page, 'OpenHands: Open Conversation View');
   let view = page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
   await view.locator('#input').waitFor({ state: 'visible', timeout: 30_000 });
@@ -620,8 +791,9 @@ async function localServer(browser, { tmp, port, local }) {
   const questionMs = Date.now() - asked;
   const agreed = Date.now();
   await dialog.locator('a.monaco-button', { hasText: /^Start$/ }).click();
+  // A real server's cold start is 10 to 40 s on a busy machine.
   const replied = await until('the started server\'s agent to answer', async () =>
-    (await view.locator('.card.message.agent').allInnerTexts()).join('\n').includes('Hello from the server the bridge started.'), 120_000).catch((e) => String(e));
+    (await view.locator('.card.message.agent').allInnerTexts()).join('\n').includes('Hello from the server the bridge started.'), 240_000).catch((e) => String(e));
   const firstEventMs = Date.now() - agreed;
   check(`local server: started with consent, the conversation runs on it (${questionMs} ms to the question, ${firstEventMs} ms from "Start" to the agent's answer)`,
     replied === true, String(replied));
@@ -633,13 +805,17 @@ async function localServer(browser, { tmp, port, local }) {
     told.includes('the key the bridge made for it'), told);
   await page.screenshot({ path: path.join(OUT_DIR, '11-started-server-conversation.png') });
   fs.writeFileSync(path.join(OUT_DIR, 'local-server.json'), JSON.stringify({ questionMs, firstEventMs }, null, 2));
-  const pid = Number(fs.readFileSync(local.pidFile, 'utf8'));
-  check('local server: the started server runs', alive(pid), String(pid));
+  // The process the bridge started: the environment's Python running the
+  // linked start command.
+  const servers = startedServers(local.bin);
+  check('local server: the started server is the real agent-server, and runs', servers.length === 1 && servers[0].args[0] === path.join(srv.venv, 'bin', 'python') &&
+    alive(servers[0].pid), JSON.stringify(servers));
 
   // The window reloads: its extension host and bridge end, and the server with them.
   await page.reload();
   await page.waitForSelector('.monaco-workbench', { timeout: 60_000 });
-  const stopped = await until('the started server to stop', () => !alive(pid), 30_000).catch((e) => String(e));
+  const stopped = await until('the started server to stop', () => servers.length > 0 && servers.every((x) => !alive(x.pid)) && startedServers(local.bin).length === 0, 30_000)
+    .catch((e) => String(e));
   check('local server: the server the bridge started stops when its window goes', stopped === true, String(stopped));
 
   // Agent Canvas: its key file and its agent-server on 18000 (the
@@ -647,13 +823,10 @@ async function localServer(browser, { tmp, port, local }) {
   await new Promise((r) => local.holds[18000].close(r));
   const canvasDir = path.join(tmp, '.openhands', 'agent-canvas');
   fs.mkdirSync(canvasDir, { recursive: true });
-  fs.writeFileSync(path.join(canvasDir, 'api-key.txt'), 'canvas-e2e-key\n', { mode: 0o600 });
-  const canvasScript = path.join(tmp, 'canvas-script.json');
-  fs.writeFileSync(canvasScript, JSON.stringify({ turns: [[{ message: 'Hello from Agent Canvas.' }]] }));
-  const canvas = start('/usr/bin/python3', [path.join(REPO, 'fixtures', 'peers', 'agent_server_standin.py'), '--port', '18000',
-    '--session-api-key', 'canvas-e2e-key', '--script', canvasScript]);
-  await standInURL(canvas, 'the Agent Canvas-shaped stand-in');
+  fs.writeFileSync(path.join(canvasDir, 'api-key.txt'), `${canvasSrv.key}\n`, { mode: 0o600 });
+  const canvas = await relay(18000, canvasSrv.url);
   await until('the extension after the reload', async () => /OpenHands: Disconnected/.test(await status()), 60_000);
+  await llmKey(page);
   if (!(await page.locator('iframe.webview.ready').count())) await runCommand(page, 'OpenHands: Open Conversation View');
   view = page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
   await view.locator('#input').waitFor({ state: 'visible', timeout: 30_000 });
@@ -664,12 +837,15 @@ async function localServer(browser, { tmp, port, local }) {
   const canvasReply = await until('the Canvas agent to answer', async () => {
     if (await dialog.isVisible().catch(() => false)) dialogs++;
     return (await view.locator('.card.message.agent').allInnerTexts()).join('\n').includes('Hello from Agent Canvas.');
-  }, 60_000).catch((e) => String(e));
+  }, 90_000).catch((e) => String(e));
   const canvasTold = (await page.locator('.notifications-toasts').allInnerTexts()).join('\n');
   check('local server: an Agent Canvas stack is found by its key file and used with no question', canvasReply === true && dialogs === 0 &&
-    canvasTold.includes("Agent Canvas's local stack") && canvasTold.includes(path.join(canvasDir, 'api-key.txt')) && !canvasTold.includes('canvas-e2e-key'),
+    canvasTold.includes("Agent Canvas's local stack") && canvasTold.includes(path.join(canvasDir, 'api-key.txt')) && !canvasTold.includes(canvasSrv.key),
   JSON.stringify({ canvasReply: String(canvasReply), dialogs, canvasTold }));
   await page.screenshot({ path: path.join(OUT_DIR, '12-agent-canvas-found.png') });
+  check('local server: the two conversations asked the model what its script expects', model.done() && model.failures().length === 0, model.failures().join('\n'));
+  await model.stop();
+  canvas.close();
   local.holds[8000].close();
 }
 
@@ -974,6 +1150,8 @@ try {
 } catch (err) {
   check('the end-to-end run', false, err.stack ?? String(err));
 } finally {
+  // The helpers stop their servers and what those started; the rest ends at once.
+  await Promise.all(children.filter((c) => c.graceful).map(finishHelper));
   for (const c of children) c.kill('SIGKILL');
 }
 const failed = results.filter((r) => !r.ok).length;
