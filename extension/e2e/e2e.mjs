@@ -223,16 +223,18 @@ async function main() {
   // It takes no session key, as a server started without
   // OH_SESSION_API_KEYS_0 does on loopback: code-server forgets the key
   // "Set API Key" stores when the window reloads (see llmKey), and the
-  // view's step reloads its window. Agent Canvas's, whose key is in its
-  // key file, is the other: 1.49.1, the version Canvas 1.20.0 starts.
+  // view's step reloads its window. Agent Canvas's is the other: 1.49.1,
+  // the version Canvas 1.20.0 starts, on Canvas's port 18000 with a
+  // session key (its key file is written when the step comes: until then
+  // the bridge has no reason to look there).
   const helpers = await buildHelpers(path.join(tmp, 'bin'));
   const real = startRealServer(helpers, path.join(OUT_DIR, 'agent-server.log'), ['-no-key']);
-  const canvasServer = startRealServer(helpers, path.join(OUT_DIR, 'canvas-agent-server.log'), ['-lock', 'agent-server-1.49']);
+  const canvasServer = startRealServer(helpers, path.join(OUT_DIR, 'canvas-agent-server.log'), ['-lock', 'agent-server-1.49', '-port', '18000']);
 
   // Where an installed `agent-server` goes on the PATH the extension's
-  // bridge sees, for the bridge to offer and start; and the default and
-  // Agent Canvas ports held by something else, so that nothing this
-  // machine runs is found instead.
+  // bridge sees, for the bridge to offer and start; and the default port
+  // held by something else, so that nothing this machine runs is found
+  // instead.
   const local = localServerSetup(tmp);
   const port = await freePort();
   const cs = start(CODE_SERVER, ['--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-telemetry', '--disable-update-check',
@@ -253,7 +255,10 @@ async function main() {
     console.log(`the real agent-server ${name} answered /ready ${s.sinceSpawnMs} ms after it was started (its own start: ${s.startupMs} ms)`);
     return s;
   };
-  const servers = async () => ({ srv: await ready(real, '1.58.2'), canvas: await ready(canvasServer, '1.49.1 (for Agent Canvas)') });
+  // Agent Canvas's server is awaited by its step alone, which fails alone if it did not start.
+  const canvas = ready(canvasServer, '1.49.1 (Agent Canvas\'s, on 18000)');
+  canvas.catch(() => undefined);
+  const servers = async () => ({ srv: await ready(real, '1.58.2'), canvas });
   const ctx = { tmp, port, helpers, local };
   try {
     if (process.env.E2E_ONLY === 'long') return await longConversation(browser, { port, ws: longWs, feed });
@@ -601,6 +606,7 @@ async function conversationView(browser, { tmp, port, helpers, srv }) {
   }, 60_000).catch((e) => String(e));
   check('view: the long command shows as running, and Stop is enabled', running === true, String(running));
   await page.screenshot({ path: path.join(OUT_DIR, '7-view-long-command.png') });
+  const sleepers = await until('the long command\'s process', () => { const p = processesIn(ws, ['sleep', '30']); return p.length > 0 && p; }, 10_000).catch(() => []);
   const stopAt = Date.now();
   await view.locator('#stop').click();
   const stopped = await until('the command interrupted', async () => {
@@ -615,6 +621,10 @@ async function conversationView(browser, { tmp, port, helpers, srv }) {
     return /Paused/.test(t) && t;
   }, 15_000).catch((e) => String(e));
   check('view: the header says the agent is paused', /Paused/.test(header), header);
+  // The card says so; the person's terminal must agree: the command's
+  // process ends with the turn, not 30 s later.
+  const ended = await until('the long command\'s process to end', () => sleepers.length > 0 && sleepers.every((pid) => !alive(pid)), 10_000).catch((e) => String(e));
+  check('view: Stop ended the command in the agent\'s terminal too', ended === true, `${JSON.stringify(sleepers)}: ${ended}`);
   await page.screenshot({ path: path.join(OUT_DIR, '8-view-stopped.png') });
   const asks = model.requests();
   check('view: the real server\'s agent got the bridge\'s results, and asked its model nothing after Stop', asks.length === 4 && model.failures().length === 0 &&
@@ -646,6 +656,12 @@ async function conversationView(browser, { tmp, port, helpers, srv }) {
     return t.includes('You allowed it once') && t.includes('always for edits') && t;
   }, 20_000).catch((e) => String(e));
   check('view: the answers to its questions show on the restored cards', keptAnswers.includes('You allowed it once') && keptAnswers.includes('always for edits'), keptAnswers);
+  // Every action was answered and ran before the reload, and the agent is
+  // paused: nothing is asked again. (An answer to a question asked again
+  // would reach the server as a confirmation, and an acceptance makes the
+  // agent-server run the paused agent.)
+  const askedAgain = await again.locator('.question.open').allInnerTexts().catch((e) => [String(e)]);
+  check('view: the restored conversation asks nothing again', askedAgain.length === 0, askedAgain.join('\n---\n'));
   await page.screenshot({ path: path.join(OUT_DIR, '9-view-restored.png') });
 
   // New leaves the conversation; History lists this workspace's
@@ -680,8 +696,8 @@ async function conversationView(browser, { tmp, port, helpers, srv }) {
 
 // localServerSetup makes the directory where an installed `agent-server`
 // goes on the extension host's PATH (localServer puts the real one there)
-// and holds ports 8000 and 18000 with a server that is not an
-// agent-server.
+// and holds port 8000 with a server that is not an agent-server (Agent
+// Canvas's ingress, or a server the person runs there, would be found).
 function localServerSetup(tmp) {
   // Where `uv tool install openhands-agent-server` puts it (a link to the
   // tool environment's script), on the PATH a login shell's profile
@@ -691,13 +707,27 @@ function localServerSetup(tmp) {
   fs.mkdirSync(bin, { recursive: true });
   fs.writeFileSync(path.join(tmp, '.profile'), 'PATH="$HOME/.local/bin:$PATH"\n');
   const holds = {};
-  for (const p of [8000, 18000]) {
+  for (const p of [8000]) {
     const srv = net.createServer((sock) => sock.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n'));
     srv.on('error', (err) => { holds[p] = err; });
     srv.listen(p, '127.0.0.1');
     holds[p] = srv;
   }
   return { bin, holds };
+}
+
+// processesIn are the pids of the processes whose command line is args
+// and whose working directory is dir.
+function processesIn(dir, args) {
+  const found = [];
+  for (const pid of fs.readdirSync('/proc').filter((x) => /^\d+$/.test(x))) {
+    try {
+      if (fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8') === `${args.join('\0')}\0` && fs.readlinkSync(`/proc/${pid}/cwd`) === dir) found.push(Number(pid));
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return found;
 }
 
 // startedServers are the processes running the `agent-server` of dir:
@@ -714,23 +744,6 @@ function startedServers(dir) {
     if (args.includes(path.join(dir, 'agent-server')) && args.includes('--host')) found.push({ pid: Number(pid), args });
   }
   return found;
-}
-
-// relay forwards the connections to port to the server at url, byte for
-// byte, until close() (Agent Canvas's port with the real server behind it).
-function relay(port, url) {
-  const target = new URL(url);
-  const srv = net.createServer((sock) => {
-    const up = net.connect(Number(target.port), target.hostname);
-    sock.pipe(up);
-    up.pipe(sock);
-    sock.on('error', () => up.destroy());
-    up.on('error', () => sock.destroy());
-  });
-  return new Promise((resolve, reject) => {
-    srv.on('error', reject);
-    srv.listen(port, '127.0.0.1', () => resolve(srv));
-  });
 }
 
 const alive = (pid) => {
@@ -750,15 +763,20 @@ const alive = (pid) => {
 // stack (its key file, its agent-server on 18000) is found and used with
 // no question. Agent Canvas itself cannot be installed here (its npm
 // package needs @openhands/extensions@0.22.1, which npm does not serve,
-// and Node 24), so its agent-server is the real 1.49.1 Canvas 1.20.0
-// starts, with a session key, reached on Canvas's port 18000 through a
-// relay (the server chose its port when it started, beside the other).
-async function localServer(browser, { tmp, port, local, helpers, srv, canvas: canvasSrv }) {
+// and Node 24): its stack is the real agent-server 1.49.1 Canvas 1.20.0
+// starts, on Canvas's port 18000 with a session key, and Canvas's key
+// file.
+async function localServer(browser, { tmp, port, local, helpers, srv, canvas }) {
   for (const [p, h] of Object.entries(local.holds)) {
     if (h instanceof Error) {
       check(`local server: port ${p} is free for the test`, false, String(h));
       return;
     }
+  }
+  const canvasSrv = await canvas.catch((err) => err);
+  if (canvasSrv instanceof Error) {
+    check('local server: Agent Canvas\'s agent-server started on port 18000', false, String(canvasSrv));
+    return;
   }
   fs.symlinkSync(path.join(srv.venv, 'bin', 'agent-server'), path.join(local.bin, 'agent-server'));
   // One model for both conversations, one after the other.
@@ -805,11 +823,12 @@ async function localServer(browser, { tmp, port, local, helpers, srv, canvas: ca
     told.includes('the key the bridge made for it'), told);
   await page.screenshot({ path: path.join(OUT_DIR, '11-started-server-conversation.png') });
   fs.writeFileSync(path.join(OUT_DIR, 'local-server.json'), JSON.stringify({ questionMs, firstEventMs }, null, 2));
-  // The process the bridge started: the environment's Python running the
-  // linked start command.
+  // The processes the bridge started: the environment's Python running
+  // the linked start command, under the bridge's supervisor (the bridge's
+  // binary, given the same command line).
   const servers = startedServers(local.bin);
-  check('local server: the started server is the real agent-server, and runs', servers.length === 1 && servers[0].args[0] === path.join(srv.venv, 'bin', 'python') &&
-    alive(servers[0].pid), JSON.stringify(servers));
+  const python = servers.filter((x) => x.args[0] === path.join(srv.venv, 'bin', 'python'));
+  check('local server: the started server is the real agent-server, and runs', python.length === 1 && alive(python[0].pid), JSON.stringify(servers));
 
   // The window reloads: its extension host and bridge end, and the server with them.
   await page.reload();
@@ -820,11 +839,9 @@ async function localServer(browser, { tmp, port, local, helpers, srv, canvas: ca
 
   // Agent Canvas: its key file and its agent-server on 18000 (the
   // ingress on 8000 stays something else).
-  await new Promise((r) => local.holds[18000].close(r));
   const canvasDir = path.join(tmp, '.openhands', 'agent-canvas');
   fs.mkdirSync(canvasDir, { recursive: true });
   fs.writeFileSync(path.join(canvasDir, 'api-key.txt'), `${canvasSrv.key}\n`, { mode: 0o600 });
-  const canvas = await relay(18000, canvasSrv.url);
   await until('the extension after the reload', async () => /OpenHands: Disconnected/.test(await status()), 60_000);
   await llmKey(page);
   if (!(await page.locator('iframe.webview.ready').count())) await runCommand(page, 'OpenHands: Open Conversation View');
@@ -845,7 +862,6 @@ async function localServer(browser, { tmp, port, local, helpers, srv, canvas: ca
   await page.screenshot({ path: path.join(OUT_DIR, '12-agent-canvas-found.png') });
   check('local server: the two conversations asked the model what its script expects', model.done() && model.failures().length === 0, model.failures().join('\n'));
   await model.stop();
-  canvas.close();
   local.holds[8000].close();
 }
 

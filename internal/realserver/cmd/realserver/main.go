@@ -7,14 +7,13 @@
 //	{"url": "http://127.0.0.1:N", "key": "…", "dir": "…", "conversations": "…", "venv": "…", "startupMs": N}
 //
 // (venv is the lock's Python environment, whose bin/agent-server is the
-// package's own start command.)
+// package's own start command), and keeps it running until its standard
+// input closes (the caller ended, however it ended) or it gets SIGTERM or
+// SIGINT; then it stops the server and what the server started, and exits.
+// A server that does not start makes it exit 1 with the reason and the
+// server's log on stderr.
 //
-// and keeps it running until its standard input closes (the caller ended,
-// however it ended) or it gets SIGTERM or SIGINT; then it stops the server
-// and what the server started, and exits. A server that does not start
-// makes it exit 1 with the reason and the server's log on stderr.
-//
-// Usage: realserver [-lock agent-server-1.58] [-key KEY | -no-key] [-log FILE] [-env K=V]...
+// Usage: realserver [-lock agent-server-1.58] [-port N] [-key KEY | -no-key] [-log FILE] [-env K=V]...
 package main
 
 import (
@@ -47,6 +46,7 @@ func main() {
 	key := flag.String("key", "", "the session API key (a random one when empty)")
 	noKey := flag.Bool("no-key", false, "serve with no session API key: every request on 127.0.0.1 is taken, as by a server started without OH_SESSION_API_KEYS_0")
 	logFile := flag.String("log", "", "write the server's output to this file when it stops")
+	port := flag.Int("port", 0, "the port on 127.0.0.1 to listen on (a free one when 0)")
 	var env envFlags
 	flag.Var(&env, "env", "a KEY=VALUE setting for the server, over the defaults (repeatable)")
 	flag.Parse()
@@ -54,7 +54,11 @@ func main() {
 		fmt.Fprintf(os.Stderr, "realserver: unexpected arguments %q\n", flag.Args())
 		os.Exit(2)
 	}
-	o := realserver.Options{Key: *key, Env: env}
+	if *noKey && *key != "" {
+		fmt.Fprintln(os.Stderr, "realserver: -key and -no-key contradict each other: give one")
+		os.Exit(2)
+	}
+	o := realserver.Options{Key: *key, Env: env, Port: *port}
 	if *noKey {
 		// The server drops an empty key (config.py,
 		// _drop_empty_session_api_keys), and this one wins over the key

@@ -21,7 +21,8 @@
 //
 // and serves until its standard input closes or it gets SIGTERM or SIGINT;
 // then it prints the transcript to stderr when something failed, and exits
-// 1 if so.
+// 1 if so. (The SDK's title requests are answered apart, as package
+// scriptedllm does: they are not turns.)
 package main
 
 import (
@@ -34,7 +35,6 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"testing"
 
 	"github.com/oh-bridge/oh-bridge/internal/scriptedllm"
 )
@@ -101,7 +101,14 @@ func load(file string) ([]scriptedllm.Turn, error) {
 
 // serve runs the script until in closes or a signal comes.
 func serve(turns []scriptedllm.Turn, in io.Reader, out, errOut io.Writer) int {
-	r := &reporter{out: out}
+	var mu sync.Mutex
+	failed := false
+	// One writer at a time: the lines come from the server's handlers.
+	printf := func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(out, format+"\n", args...)
+	}
 	n := 0
 	for i := range turns {
 		// Check runs as a request arrives, once it passed the turn's own
@@ -110,15 +117,26 @@ func serve(turns []scriptedllm.Turn, in io.Reader, out, errOut io.Writer) int {
 		turns[i].Check = func(req *scriptedllm.Request) error {
 			n++
 			line, _ := json.Marshal(map[string]any{"toolResults": toolResults(req), "user": lastUser(req)})
-			r.printf("REQUEST %d %s", n, line)
+			printf("REQUEST %d %s", n, line)
 			return nil
 		}
 	}
-	s := scriptedllm.Start(r, turns...)
-	r.printf("URL %s", s.URL)
+	s, err := scriptedllm.Serve(func(msg string) {
+		mu.Lock()
+		failed = true
+		mu.Unlock()
+		// One line: the caller reads lines.
+		printf("FAIL %s", strings.ReplaceAll(msg, "\n", " "))
+	}, turns...)
+	if err != nil {
+		fmt.Fprintf(errOut, "scriptedllm: %v\n", err)
+		return 1
+	}
+	defer s.Close()
+	printf("URL %s", s.URL)
 	go func() {
 		<-s.Done()
-		r.printf("DONE")
+		printf("DONE")
 	}()
 	stop := make(chan struct{})
 	go func() {
@@ -132,8 +150,12 @@ func serve(turns []scriptedllm.Turn, in io.Reader, out, errOut io.Writer) int {
 	case <-stop:
 	case <-sigs:
 	}
-	r.cleanup()
-	if r.Failed() {
+	// Not under mu: a handler that fails holds the server's lock, which
+	// Transcript takes, while it waits for mu.
+	mu.Lock()
+	broken := failed
+	mu.Unlock()
+	if broken {
 		fmt.Fprintf(errOut, "the scripted model's transcript:\n%s\n", s.Transcript())
 		return 1
 	}
@@ -162,68 +184,4 @@ func lastUser(req *scriptedllm.Request) string {
 		}
 	}
 	return ""
-}
-
-// reporter is the testing.TB package scriptedllm reports to: a failure is
-// a FAIL line, and the cleanups run when the command ends. It implements
-// what the package calls; testing.TB's other methods are not called (the
-// nil TB embedded only completes the interface).
-type reporter struct {
-	testing.TB
-	out      io.Writer
-	mu       sync.Mutex
-	failed   bool
-	cleanups []func()
-}
-
-func (r *reporter) printf(format string, args ...any) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	fmt.Fprintf(r.out, format+"\n", args...)
-}
-
-func (r *reporter) Helper() {}
-
-func (r *reporter) Errorf(format string, args ...any) {
-	r.mu.Lock()
-	r.failed = true
-	r.mu.Unlock()
-	// One line: the caller reads lines.
-	r.printf("FAIL %s", strings.ReplaceAll(fmt.Sprintf(format, args...), "\n", " "))
-}
-
-func (r *reporter) Fatal(args ...any) {
-	r.Errorf("%s", fmt.Sprint(args...))
-	os.Exit(1)
-}
-
-func (r *reporter) Fatalf(format string, args ...any) {
-	r.Errorf(format, args...)
-	os.Exit(1)
-}
-
-func (r *reporter) FailNow() { os.Exit(1) }
-
-func (r *reporter) Logf(format string, args ...any) {}
-
-func (r *reporter) Failed() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.failed
-}
-
-func (r *reporter) Cleanup(f func()) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.cleanups = append(r.cleanups, f)
-}
-
-func (r *reporter) cleanup() {
-	r.mu.Lock()
-	fs := r.cleanups
-	r.cleanups = nil
-	r.mu.Unlock()
-	for i := len(fs) - 1; i >= 0; i-- {
-		fs[i]()
-	}
 }
