@@ -122,6 +122,11 @@ type Conversation struct {
 	// seq is the log index of the last event delivered from the session
 	// socket (-1 before the first): it resumes after it.
 	seq int
+	// replayThrough is the log index of the last event the session socket
+	// replays (its sync frame's through_seq; -1 before one came): the
+	// events up to it are the past, and a report of waiting for
+	// confirmation among them is not acted on (deliver).
+	replayThrough int
 	// last is the timestamp of the last event delivered: the events
 	// socket resumes a little before it.
 	last string
@@ -163,6 +168,7 @@ func newConversation(o Options, c *Client, id string) *Conversation {
 		done:          make(chan struct{}),
 		events:        o.eventsSocket,
 		seq:           -1,
+		replayThrough: -1,
 		deliveredSeq:  -1,
 		seen:          map[string]bool{},
 		pending:       map[string]json.RawMessage{},

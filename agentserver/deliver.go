@@ -93,11 +93,22 @@ func (s *Conversation) deliver(data []byte, seq int) {
 			st.ExecutionStatus = status
 		}
 	})
+	// A report of waiting that the session socket replays is the past: the
+	// actions it was about may have been answered and run since, and the
+	// agent stopped. Asked about, an answer would reach the server as a
+	// confirmation, and an acceptance makes it run the agent
+	// (respond_to_confirmation calls run). What the agent still waits for
+	// is asked once the replay is over (frame). Each report still counts
+	// for confirmAgain: one replayed after a drop may be the server's
+	// second, for an acceptance it dropped.
 	if status == "waiting_for_confirmation" {
 		s.mu.Lock()
 		s.waits++
+		replayed := seq >= 0 && seq <= s.replayThrough
 		s.mu.Unlock()
-		s.confirm()
+		if !replayed {
+			s.confirm()
+		}
 	}
 }
 

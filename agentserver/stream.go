@@ -126,6 +126,15 @@ func (s *Conversation) frame(data []byte) {
 			return
 		}
 		s.deliver(f.Event, *f.Seq)
+		s.mu.Lock()
+		replayed := *f.Seq == s.replayThrough
+		s.mu.Unlock()
+		if replayed {
+			// The replay is over: the state it leaves is the present, and
+			// what the agent waits for in it is asked (deliver asks
+			// nothing of the replay's past).
+			s.confirm()
+		}
 	case "transient":
 		// The state snapshots the log does not keep: passed on as the
 		// events socket passes them, and never resumed from.
@@ -136,6 +145,11 @@ func (s *Conversation) frame(data []byte) {
 		s.log.Warn("the session socket refused a frame of the bridge's", "code", f.Code, "detail", f.Detail)
 	case "sync":
 		s.log.Debug("the session socket replays", "after", f.FromSeq, "through", f.ThroughSeq)
+		if f.ThroughSeq != nil {
+			s.mu.Lock()
+			s.replayThrough = *f.ThroughSeq
+			s.mu.Unlock()
+		}
 	default:
 		// item_started, delta and item_aborted follow a message the LLM
 		// streams (the durable event brings its whole text); later frame
