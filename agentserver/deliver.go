@@ -18,17 +18,24 @@ func (s *Conversation) deliver(data []byte, seq int) {
 	s.mu.Lock()
 	if seq >= 0 {
 		if seq <= s.seq {
-			// The session socket resumes after the cursor: this does not
-			// happen, and would be a repeat if it did.
-			s.repeats++
-			s.mu.Unlock()
-			return
+			// Behind the cursor: a repeat, unless it was never delivered.
+			// 1.49.1 sends a message the user sends to an idle
+			// conversation after the state update logged behind it (seq
+			// 2, then 1): that one is delivered late, and the id check
+			// below drops a true repeat.
+			if h.ID == "" || s.seen[h.ID] {
+				s.repeats++
+				s.mu.Unlock()
+				return
+			}
+		} else {
+			if seq != s.seq+1 {
+				// The server passes over an event it cannot read on its
+				// disk, or sends one late (above).
+				s.log.Warn("the session socket skipped events", "after", s.seq, "next", seq)
+			}
+			s.seq = seq
 		}
-		if seq != s.seq+1 {
-			// The server passes over an event it cannot read on its disk.
-			s.log.Warn("the session socket skipped events", "after", s.seq, "next", seq)
-		}
-		s.seq = seq
 	}
 	if h.ID != "" {
 		if s.seen[h.ID] {
@@ -69,7 +76,7 @@ func (s *Conversation) deliver(data []byte, seq int) {
 	}
 	s.mu.Lock()
 	s.delivered++
-	if seq >= 0 {
+	if seq > s.deliveredSeq {
 		s.deliveredSeq = seq
 	}
 	s.mu.Unlock()
