@@ -427,7 +427,8 @@ async function agentServer(browser, { tmp, port, helpers, srv }) {
     { tools: bridgeTools, toolCalls: [{ name: 'file_editor', arguments: { command: 'str_replace', path: notes, old_str: 'hello', new_str: 'hello from the agent-server agent' } }] },
     { tools: bridgeTools, toolCalls: [{ name: 'finish', arguments: { message: 'Done in VS Code.' } }] },
   ]);
-  fs.writeFileSync(path.join(ws, '.vscode', 'settings.json'), JSON.stringify(realSettings(srv.url, model, { 'openhands.confirmationMode': true })));
+  fs.writeFileSync(path.join(ws, '.vscode', 'settings.json'), JSON.stringify(realSettings(srv.url, model, { 'openhands.confirmationMode': true,
+    'openhands.bridge.args': ['--record', path.join(OUT_DIR, 'agent-server-bridge-session.jsonl')] })));
   // A window of its own: leaving the first one would ask about its
   // unsaved buffer.
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
@@ -786,7 +787,8 @@ async function localServer(browser, { tmp, port, local, helpers, srv, canvas }) 
   ]);
   const ws = path.join(tmp, 'project-local');
   fs.mkdirSync(path.join(ws, '.vscode'), { recursive: true });
-  fs.writeFileSync(path.join(ws, '.vscode', 'settings.json'), JSON.stringify(realSettings(undefined, model)));
+  fs.writeFileSync(path.join(ws, '.vscode', 'settings.json'), JSON.stringify(realSettings(undefined, model,
+    { 'openhands.bridge.args': ['--record', path.join(OUT_DIR, 'local-bridge-session.jsonl')] })));
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
   const { status } = workbench(page);
   await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`);
@@ -847,6 +849,10 @@ async function localServer(browser, { tmp, port, local, helpers, srv, canvas }) 
   if (!(await page.locator('iframe.webview.ready').count())) await runCommand(page, 'OpenHands: Open Conversation View');
   view = page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
   await view.locator('#input').waitFor({ state: 'visible', timeout: 30_000 });
+  // After a reload code-server sometimes gives the view back the draft of
+  // the message sent before it (the state it had kept before the send
+  // cleared it): the person would clear it too.
+  await view.locator('#input').fill('');
   await view.locator('#input').click();
   await page.keyboard.type('Say hello from Canvas.');
   await page.keyboard.press('Enter');
@@ -861,6 +867,14 @@ async function localServer(browser, { tmp, port, local, helpers, srv, canvas }) 
   JSON.stringify({ canvasReply: String(canvasReply), dialogs, canvasTold }));
   await page.screenshot({ path: path.join(OUT_DIR, '12-agent-canvas-found.png') });
   check('local server: the two conversations asked the model what its script expects', model.done() && model.failures().length === 0, model.failures().join('\n'));
+  // What the person typed reached each agent as it was typed, and shows
+  // as theirs (Agent Canvas's 1.49.1 sends a message to an idle
+  // conversation after the state update logged behind it).
+  const typed = model.requests().map((r) => r.user);
+  const yours = await view.locator('.card.message.user').allInnerTexts().then((t) => t.join('\n')).catch((e) => String(e));
+  check('local server: each agent got the message as typed, and the Canvas conversation shows it as the person\'s', typed.length === 2 &&
+    typed[0] === 'Say hello from a server you started.' && typed[1] === 'Say hello from Canvas.' && yours.includes('Say hello from Canvas.'),
+  JSON.stringify({ typed, yours }));
   await model.stop();
   local.holds[8000].close();
 }
