@@ -116,8 +116,13 @@ func TestInterruptAShellBuiltinLoop(t *testing.T) {
 			t.Fatalf("the loop: %+v", r)
 		}
 		r, err := s.Interrupt(testCtx(t))
-		if err != nil || exitCode(r) != "130" || r.Escalation != "ctrl_c" {
-			t.Fatalf("Interrupt: %+v %v; want exit 130 by Ctrl-C", r, err)
+		// The status is the shell's to say: bash says 130; zsh 5.9 says
+		// 130, 0 or 2 by where the Ctrl-C lands in the loop (0 seen by hand
+		// in a plain `zsh -f -i`, without the bridge), so only bash's is
+		// held to a number.
+		code := exitCode(r)
+		if err != nil || r.Escalation != "ctrl_c" || (code != "130" && !strings.Contains(sh, "zsh")) {
+			t.Fatalf("Interrupt: %+v %v (exit %s); want the loop ended by Ctrl-C", r, err, code)
 		}
 		if r := run(t, s, "echo NEXT", RunOptions{}); r.Output != "NEXT\n" || exitCode(r) != "0" {
 			t.Fatalf("echo NEXT: %+v", r)

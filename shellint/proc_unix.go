@@ -302,17 +302,22 @@ func groupMembers(sid int, groups []int) []int {
 	return out
 }
 
-// killSession SIGKILLs every process whose session id is sid. Jobs that
-// called setsid themselves have left the terminal on purpose and are spared.
+// killSession SIGKILLs every process whose session id is sid, until none
+// is left or a second has passed: a member that a loaded machine had not
+// yet shown in /proc, or that forked as it was killed, is taken on a later
+// pass. Jobs that called setsid themselves have left the terminal on
+// purpose and are spared.
 func killSession(sid int) {
-	for range 3 {
+	deadline := time.Now().Add(time.Second)
+	for {
 		pids := sessionMembers(sid)
-		if len(pids) == 0 {
+		if len(pids) == 0 || time.Now().After(deadline) {
 			return
 		}
 		for _, pid := range pids {
 			_ = unix.Kill(pid, unix.SIGKILL)
 		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 

@@ -37,7 +37,7 @@ func TestEditorFaceSteersTheRealServer(t *testing.T) {
 			scriptedllm.Turn{Check: rejected, Content: "The second was rejected."},
 		),
 		"P": scriptedllm.Start(t,
-			terminalCall("sleep 3.25; echo one > one.txt"),
+			terminalCall("sleep 9.25; echo one > one.txt"),
 			terminalCall("echo two > two.txt"),
 			says("Both ran."),
 		),

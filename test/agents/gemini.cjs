@@ -15,6 +15,7 @@
 // results are checked as they reach the model in its next request.
 // Usage: node gemini.cjs <oh-bridge binary> <temp dir>
 'use strict';
+const childProcess = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
 const { setup, block, apply, traced, editorBridge, untilStatus, done, check, finish, transports, useNPMRegistry } = require('./lib.cjs');
@@ -95,6 +96,13 @@ async function agentRun(transport) {
     settingsFile = await apply(block('gemini', 'http'), { URL: e.url, TOKEN: e.token }, s);
   } else if (transport === 'npx') {
     useNPMRegistry(s);
+    // npx fetches the bridge into the run's empty cache first: the run's
+    // 3 s MCP timeout, set below to test giving up on a command, covers
+    // the server's start too, which a loaded machine's first install can
+    // pass. A person's Gemini CLI waits 10 minutes; their second npx is
+    // this one.
+    const warm = childProcess.spawnSync('npx', ['-y', 'oh-bridge', '--version'], { cwd: s.ws, env: s.env, encoding: 'utf8', timeout: 120000 });
+    if (warm.status !== 0) throw new Error(`npx -y oh-bridge --version: ${warm.status} ${warm.stderr}`);
     settingsFile = await apply(block('gemini', 'npx'), { WS: s.ws }, s);
   } else {
     settingsFile = await apply(block('gemini', 'stdio'), { BIN: bin, WS: s.ws }, s);

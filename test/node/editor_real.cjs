@@ -121,7 +121,10 @@ async function main() {
     answer = () => 'allow_once';
     if (runs('P')) {
     await connect('P', 'Run the slow command, then the quick one.');
-    await until('the slow command to start', () => processRunning('sleep 3.25'));
+    // The command runs for 9 s: on a loaded machine openhands/connect, and
+    // the command's start, may take seconds, and the pause must land while
+    // it runs.
+    await until('the slow command to start', () => processRunning('sleep 9.25'));
     // 1.58.2 answers the pause once the step under way ends (it waits for
     // the conversation's lock, which the step holds while the bridge's tool
     // runs): the time is printed, not checked.
