@@ -125,3 +125,30 @@ for name in "${names[@]}"; do
   done
   echo "openhands: $name installed in $(( $(date +%s) - start ))s"
 done
+
+# Agent Canvas, from npm at the version whose agent-server (1.49.1) the
+# tests run. Only when every lock is asked for (the default), and only
+# once it can be had: on 2026-11-27 npm serves @openhands/agent-canvas
+# 1.20.0 but not the @openhands/extensions 0.22.1 it pins (the registry's
+# newest is 0.19.0), and Canvas asks for Node >= 24. The task then says so
+# and goes on: the tests start Canvas's stack as Canvas does (its key
+# files, agent-server 1.49.1 through uvx), which needs none of its npm
+# packages.
+canvas_version=1.20.0
+if [ $# -eq 0 ] && command -v npm >/dev/null; then
+  canvas_dir="$cache/agent-canvas-$canvas_version"
+  if [ -f "$canvas_dir/$marker" ]; then
+    echo "openhands: Agent Canvas $canvas_version is installed in $canvas_dir"
+  else
+    tmp=$(fresh_tmp agent-canvas)
+    if out=$(npm install --ignore-scripts --no-audit --no-fund --prefix "$tmp" "@openhands/agent-canvas@$canvas_version" 2>&1); then
+      echo "npm @openhands/agent-canvas@$canvas_version" > "$tmp/$marker"
+      settle "$tmp" "$canvas_dir"
+      echo "openhands: Agent Canvas $canvas_version installed in $canvas_dir"
+    else
+      rm -rf "$tmp"
+      why=$(printf '%s\n' "$out" | grep -E 'notarget No matching|ERESOLVE|EBADENGINE|code E' | head -2 | sed 's/^npm error //' | paste -sd ';' -)
+      echo "openhands: Agent Canvas $canvas_version cannot be installed from npm (${why:-npm failed}); the tests start its stack without it, as docs/openhands-local.md says"
+    fi
+  fi
+fi
