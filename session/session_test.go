@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/oh-bridge/oh-bridge/session"
-	"github.com/oh-bridge/oh-bridge/shellint"
 )
 
 // asker plays the person answering permission prompts.
@@ -39,8 +38,8 @@ func newSession(t *testing.T, o session.Options) (*session.Session, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o.Roots = []string{dir}
-	o.ShellMode = shellint.ModeNoRC
+	o.Roots = session.Candidates("test", dir)
+	o.ShellMode = session.ShellNoRC
 	s, err := session.New(o)
 	if err != nil {
 		t.Fatal(err)
@@ -104,7 +103,7 @@ func TestPermissions(t *testing.T) {
 func TestCloseEndsAgentsTerminals(t *testing.T) {
 	var mu sync.Mutex
 	states := map[string][]string{}
-	s, dir := newSession(t, session.Options{OnTerminalEvent: func(ev shellint.Event) {
+	s, dir := newSession(t, session.Options{OnTerminalEvent: func(ev session.TerminalEvent) {
 		if ev.State != nil {
 			mu.Lock()
 			states[ev.TerminalID] = append(states[ev.TerminalID], string(ev.State.State))
