@@ -126,3 +126,21 @@ func TestRootsConfine(t *testing.T) {
 		}
 	}
 }
+
+// newSession opens a session over a fresh root, its agents' shells
+// skipping the person's rc file; the session closes with the test.
+func newSession(t *testing.T, o session.Options) (*session.Session, string) {
+	t.Helper()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Roots = session.Candidates("test", dir)
+	o.ShellMode = session.ShellNoRC
+	s, err := session.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close(context.Background()) })
+	return s, dir
+}

@@ -32,22 +32,6 @@ func (a *asker) ask(ctx context.Context, r session.PermissionRequest) (session.P
 	return session.PermissionOutcome{OptionID: a.answers[r.Kind]}, a.err
 }
 
-func newSession(t *testing.T, o session.Options) (*session.Session, string) {
-	t.Helper()
-	dir, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	o.Roots = session.Candidates("test", dir)
-	o.ShellMode = session.ShellNoRC
-	s, err := session.New(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close(context.Background()) })
-	return s, dir
-}
-
 func TestPermissions(t *testing.T) {
 	p := &asker{answers: map[string]string{"execute": "allow_always", "edit": "reject_once", "read": "allow_once"}}
 	s, dir := newSession(t, session.Options{AskPermission: p.ask})
