@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oh-bridge/oh-bridge/internal/ohtest"
 	"github.com/oh-bridge/oh-bridge/session"
 )
 
@@ -90,7 +89,13 @@ func TestTerminalRuns(t *testing.T) {
 // and the next result for that command carries it, so no output is lost
 // between two calls (the session's rule, not the terminal's).
 func TestCancelledWaitKeepsOutput(t *testing.T) {
-	s, dir := newSession(t, session.Options{})
+	firstOut := make(chan struct{})
+	var once sync.Once
+	s, dir := newSession(t, session.Options{OnTerminalEvent: func(ev session.TerminalEvent) {
+		if ev.Text != nil && strings.Contains(ev.Text.Text, "first") {
+			once.Do(func() { close(firstOut) })
+		}
+	}})
 	gate := filepath.Join(dir, "gate")
 	ctx := context.Background()
 	term, err := s.OpenTerminal(ctx, session.TerminalOpen{Name: "cancel"})
@@ -107,11 +112,8 @@ func TestCancelledWaitKeepsOutput(t *testing.T) {
 			Command: "echo first; while [ ! -e " + gate + " ]; do sleep 0.05; done; echo second"})
 		done <- err
 	}()
-	// Cancel once the first line is out.
-	ohtest.WaitFor(t, "the first line", func() bool {
-		r, err := s.CommandOutput(ctx, term.ID, 0, 0)
-		return err == nil && r.TotalBytes > 0
-	})
+	// Cancel once the first line is out (the wait has taken it).
+	<-firstOut
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("the cancelled wait: %v", err)
@@ -133,8 +135,8 @@ func TestCancelledWaitKeepsOutput(t *testing.T) {
 			break
 		}
 	}
-	if !strings.Contains(out.String(), "second\n") {
-		t.Fatalf("after the cancelled wait: %q, want the rest of the output", out.String())
+	if out.String() != "first\nsecond\n" {
+		t.Fatalf("after the cancelled wait: %q, want all of the output, what the cancelled wait took included", out.String())
 	}
 }
 
@@ -145,6 +147,7 @@ func TestTerminalLifecycle(t *testing.T) {
 	var mu sync.Mutex
 	var seen []string
 	var text strings.Builder
+	dead := make(chan struct{})
 	s, _ := newSession(t, session.Options{OnTerminalEvent: func(ev session.TerminalEvent) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -160,6 +163,9 @@ func TestTerminalLifecycle(t *testing.T) {
 			}
 		case ev.State != nil:
 			seen = append(seen, string(ev.State.State))
+			if ev.State.State == session.TerminalDead {
+				close(dead)
+			}
 		}
 	}})
 	ctx := context.Background()
@@ -194,11 +200,11 @@ func TestTerminalLifecycle(t *testing.T) {
 	if err := s.CloseTerminal(term.ID); err != nil {
 		t.Fatal(err)
 	}
-	ohtest.WaitFor(t, "the terminal's end", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return slices.Contains(seen, string(session.TerminalDead))
-	})
+	select {
+	case <-dead:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the closed terminal's end was not reported")
+	}
 	if _, err := s.SendInput(ctx, term.ID, []byte("x")); kindOf(err) != "terminal_not_found" {
 		t.Errorf("input to a closed terminal: %v", err)
 	}
