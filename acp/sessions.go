@@ -17,7 +17,6 @@ import (
 	"github.com/oh-bridge/oh-bridge/rpc"
 	"github.com/oh-bridge/oh-bridge/session"
 	"github.com/oh-bridge/oh-bridge/updates"
-	"github.com/oh-bridge/oh-bridge/workspace"
 )
 
 // acpSession is one ACP session: a workspace session and its conversation
@@ -226,31 +225,28 @@ func (a *Server) open(ctx context.Context, cwd string, extra []string, servers [
 	if !filepath.IsAbs(cwd) {
 		return nil, rpc.InvalidParams("cwd", "the absolute path of the directory to work in (ACP paths are absolute)")
 	}
-	roots, err := workspace.ChooseRoots(append(workspace.Candidates("session/new cwd", cwd),
-		workspace.Candidates("session/new additionalDirectories", extra...)...)...)
-	if err != nil {
-		return nil, rpc.NewError(rpc.CodeInvalidParams, err.Error(), map[string]any{"kind": "invalid_root"})
-	}
 	s := &acpSession{a: a, catchingUp: conversationID != "", hideHistory: hideHistory}
 	caps := a.capabilities()
 	opts := session.Options{
-		Roots:         roots,
+		Roots: append(session.Candidates("session/new cwd", cwd),
+			session.Candidates("session/new additionalDirectories", extra...)...),
 		Logger:        a.cfg.Logger,
 		AskPermission: s.askPermission,
 	}
-	if caps.FS.ReadTextFile || caps.FS.WriteTextFile {
-		host := &workspace.TextFileHost{Logger: a.cfg.Logger}
-		if caps.FS.ReadTextFile {
-			host.Read = s.readFile
-		}
-		if caps.FS.WriteTextFile {
-			host.Write = s.writeFile
-		}
-		opts.Files = host
+	if caps.FS.ReadTextFile {
+		opts.ReadText = s.readFile
+	}
+	if caps.FS.WriteTextFile {
+		opts.WriteText = s.writeFile
 	}
 	sess, err := session.New(opts)
 	if err != nil {
-		return nil, rpc.NewError(rpc.CodeInvalidParams, err.Error(), nil)
+		var data any
+		var k interface{ Kind() string }
+		if errors.As(err, &k) && k.Kind() == "invalid_root" {
+			data = map[string]any{"kind": "invalid_root"}
+		}
+		return nil, rpc.NewError(rpc.CodeInvalidParams, err.Error(), data)
 	}
 	s.sess = sess
 	s.servers = mcpConfig(servers)

@@ -14,7 +14,6 @@ import (
 	"github.com/oh-bridge/oh-bridge/agentserver"
 	"github.com/oh-bridge/oh-bridge/mcpserver"
 	"github.com/oh-bridge/oh-bridge/session"
-	"github.com/oh-bridge/oh-bridge/shellint"
 )
 
 // bridge is the editor's side: a session over a temp workspace and its
@@ -31,7 +30,7 @@ func newBridge(t *testing.T) *bridge {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess, err := session.New(session.Options{Roots: []string{dir}, ShellMode: shellint.ModeNoRC})
+	sess, err := session.New(session.Options{Roots: session.Candidates("test", dir), ShellMode: session.ShellNoRC})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -384,7 +384,7 @@ func newBaseline(b *testing.B, name, dir string, call func(string, []byte) (stri
 // process boundary.
 func inProcess(b *testing.B) *baseline {
 	dir := realDir(b)
-	sess, err := session.New(session.Options{Roots: []string{dir}})
+	sess, err := session.New(session.Options{Roots: session.Candidates("test", dir)})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -251,7 +251,7 @@ func (h *Handlers) didChangeWatchedFiles(ctx context.Context, _ *noParams) (any,
 // applyEdit is LSP's request that lands an edit in the editor's buffers.
 const applyEdit = "workspace/applyEdit"
 
-// clientBuffers is the workspace.BufferEditor of a client that declared
+// clientBuffers is the session.BufferEditor of a client that declared
 // workspace.applyEdit: edits to open documents are sent to the editor, so
 // they land in its buffer and undo stack rather than under it on disk.
 type clientBuffers struct {

@@ -2,14 +2,13 @@ package handlers
 
 import (
 	"context"
-	"errors"
 
-	"github.com/oh-bridge/oh-bridge/editor"
 	"github.com/oh-bridge/oh-bridge/rpc"
+	"github.com/oh-bridge/oh-bridge/session"
 )
 
 // The edit/* methods: OpenHands' file editor (OHEditor's view, create,
-// str_replace, insert and undo_edit) through package editor. Results carry
+// str_replace, insert and undo_edit) through the session. Results carry
 // OHEditor's text in output; failures carry it in the error message.
 // Relative paths are taken relative to the first workspace root.
 
@@ -20,7 +19,7 @@ type editResult struct {
 	Content *string `json:"content,omitempty"` // edit/undo: the restored text
 }
 
-func toEditResult(r *editor.Result) *editResult {
+func toEditResult(r *session.EditResult) *editResult {
 	return &editResult{Output: r.Output, Diff: r.Diff, Version: r.Version}
 }
 
@@ -39,7 +38,7 @@ func (h *Handlers) editView(ctx context.Context, p *editViewParams) (*editResult
 	}
 	r, err := s.View(ctx, p.Path, p.ViewRange)
 	if err != nil {
-		return nil, editError(err)
+		return nil, err
 	}
 	return toEditResult(r), nil
 }
@@ -62,7 +61,7 @@ func (h *Handlers) editCreate(ctx context.Context, p *editCreateParams) (*editRe
 	}
 	r, err := s.Create(ctx, p.Path, *p.FileText)
 	if err != nil {
-		return nil, editError(err)
+		return nil, err
 	}
 	return toEditResult(r), nil
 }
@@ -87,7 +86,7 @@ func (h *Handlers) editStrReplace(ctx context.Context, p *editStrReplaceParams) 
 	}
 	r, err := s.StrReplace(ctx, p.Path, p.OldStr, p.NewStr, p.ExpectedVersion)
 	if err != nil {
-		return nil, editError(err)
+		return nil, err
 	}
 	return toEditResult(r), nil
 }
@@ -115,7 +114,7 @@ func (h *Handlers) editInsert(ctx context.Context, p *editInsertParams) (*editRe
 	}
 	r, err := s.Insert(ctx, p.Path, *p.InsertLine, *p.NewStr, p.ExpectedVersion)
 	if err != nil {
-		return nil, editError(err)
+		return nil, err
 	}
 	return toEditResult(r), nil
 }
@@ -134,27 +133,9 @@ func (h *Handlers) editUndo(ctx context.Context, p *editUndoParams) (*editResult
 	}
 	r, err := s.Undo(ctx, p.Path)
 	if err != nil {
-		return nil, editError(err)
+		return nil, err
 	}
 	res := toEditResult(r)
 	res.Content = &r.Text
 	return res, nil
 }
-
-// editError gives an *editor.ToolError the Kind method errors.go maps
-// (ToolError keeps its kind in a field). The message stays OHEditor's text.
-// Workspace errors the editor passes through are left alone.
-func editError(err error) error {
-	var te *editor.ToolError
-	if errors.As(err, &te) {
-		return &toolError{te}
-	}
-	return err
-}
-
-type toolError struct{ te *editor.ToolError }
-
-func (e *toolError) Error() string        { return e.te.Message }
-func (e *toolError) Kind() string         { return e.te.Kind }
-func (e *toolError) Data() map[string]any { return e.te.Data() }
-func (e *toolError) Unwrap() error        { return e.te }

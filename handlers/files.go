@@ -4,22 +4,21 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/oh-bridge/oh-bridge/editor"
 	"github.com/oh-bridge/oh-bridge/rpc"
-	"github.com/oh-bridge/oh-bridge/workspace"
+	"github.com/oh-bridge/oh-bridge/session"
 )
 
 // fileCapabilities are merged into initialize's result capabilities.
-func (h *Handlers) fileCapabilities() map[string]any {
+func (h *Handlers) fileCapabilities(sc session.Capabilities) map[string]any {
 	return map[string]any{
 		"fs": map[string]any{
 			"read": true, "write": true, "list": true, "stat": true,
 			"mkdir": true, "delete": true, "move": true, "watch": true,
-			"maxFileSize": workspace.DefaultMaxFileSize,
+			"maxFileSize": sc.MaxFileSize,
 		},
 		"edit": map[string]any{
 			"view": true, "strReplace": true, "insert": true, "create": true, "undo": true,
-			"maxUndoPerFile": editor.DefaultMaxHistory,
+			"maxUndoPerFile": sc.MaxUndoPerFile,
 		},
 		// LSP's TextDocumentSyncOptions: open/close and incremental changes
 		// (2); full-text changes (a change without a range) are accepted too.

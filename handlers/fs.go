@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/oh-bridge/oh-bridge/rpc"
-	"github.com/oh-bridge/oh-bridge/workspace"
+	"github.com/oh-bridge/oh-bridge/session"
 )
 
 // The fs/* methods: plain file operations inside the workspace roots, on
@@ -168,7 +168,7 @@ func (h *Handlers) listDirectory(ctx context.Context, p *listDirectoryParams) (*
 	if err := requirePath("path", p.Path); err != nil {
 		return nil, err
 	}
-	opts := workspace.ListOptions{IncludeHidden: p.IncludeHidden, RespectGitignore: p.RespectGitignore, Limit: listDefaultLimit}
+	opts := session.ListOptions{IncludeHidden: p.IncludeHidden, RespectGitignore: p.RespectGitignore, Limit: listDefaultLimit}
 	if p.Depth != nil {
 		if *p.Depth < 1 {
 			return nil, rpc.InvalidParams("depth", "a depth ≥ 1 (1 lists the direct children)")
@@ -199,7 +199,7 @@ func (h *Handlers) listDirectory(ctx context.Context, p *listDirectoryParams) (*
 // fileSize is the size of a file; a directory's size is the file system's
 // business (4096 on ext4, a multiple of 20 on tmpfs) and is reported as 0.
 func fileSize(typ string, size int64) int64 {
-	if typ == workspace.TypeDirectory {
+	if typ == session.TypeDirectory {
 		return 0
 	}
 	return size

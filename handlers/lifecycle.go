@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/oh-bridge/oh-bridge/rpc"
-	"github.com/oh-bridge/oh-bridge/workspace"
+	"github.com/oh-bridge/oh-bridge/session"
 )
 
 // ProtocolVersion is the integer version of oh-bridge's own protocol,
@@ -75,13 +75,8 @@ func (h *Handlers) initialize(ctx context.Context, p *initializeParams) (*initia
 	if len(folders) == 0 && p.RootPath != "" {
 		folders = append(folders, p.RootPath)
 	}
-	roots, err := workspace.ChooseRoots(append(workspace.Candidates("--workspace", h.cfg.Roots...), workspace.Candidates("initialize", folders...)...)...)
-	if err != nil {
-		return nil, err
-	}
 	c := p.Capabilities
 	h.mu.Lock()
-	h.roots = roots
 	h.caps = ClientCapabilities{
 		ApplyEdit:         c.Workspace.ApplyEdit,
 		DocumentChanges:   c.Workspace.WorkspaceEdit.DocumentChanges,
@@ -90,24 +85,30 @@ func (h *Handlers) initialize(ctx context.Context, p *initializeParams) (*initia
 		RequestPermission: c.Permissions.RequestPermission,
 	}
 	h.mu.Unlock()
-	if err := h.startSession(roots); err != nil {
+	sess, err := h.startSession(append(session.Candidates("--workspace", h.cfg.Roots...), session.Candidates("initialize", folders...)...))
+	if err != nil {
 		return nil, err
 	}
+	roots := sess.ChosenRoots()
+	h.mu.Lock()
+	h.roots = roots
+	h.mu.Unlock()
 	client := "unknown client"
 	if p.ClientInfo != nil {
 		client = p.ClientInfo.Name + " " + p.ClientInfo.Version
 	}
 	h.log.Info("initialized", "client", client, "roots", roots, "capabilities", h.caps)
 	return &initializeResult{
-		Capabilities:    h.serverCapabilities(),
+		Capabilities:    h.serverCapabilities(sess.Capabilities()),
 		ServerInfo:      serverInfo{Name: "oh-bridge", Version: h.cfg.Version},
 		ProtocolVersion: ProtocolVersion,
 	}, nil
 }
 
-// serverCapabilities advertises what this build serves. Keys are
-// oh-bridge's own, except where the LSP feature itself is meant.
-func (h *Handlers) serverCapabilities() map[string]any {
+// serverCapabilities advertises what this build serves, with the bounds
+// of the session it opened. Keys are oh-bridge's own, except where the LSP
+// feature itself is meant.
+func (h *Handlers) serverCapabilities(sc session.Capabilities) map[string]any {
 	caps := map[string]any{
 		"positionEncoding": "utf-16",
 		"bridge":           map[string]any{"info": true, "cancelRequest": true, "workDoneProgress": true},
@@ -115,7 +116,7 @@ func (h *Handlers) serverCapabilities() map[string]any {
 	if h.cfg.StartMCP != nil {
 		caps["mcp"] = map[string]any{"http": true, "tools": []string{"terminal", "file_editor", "task_tracker"}}
 	}
-	for _, area := range []map[string]any{h.fileCapabilities(), h.terminalCapabilities(), h.openhandsCapabilities()} {
+	for _, area := range []map[string]any{h.fileCapabilities(sc), h.terminalCapabilities(sc), h.openhandsCapabilities()} {
 		for k, v := range area {
 			caps[k] = v
 		}

@@ -7,21 +7,20 @@ import (
 
 	"github.com/oh-bridge/oh-bridge/session"
 	"github.com/oh-bridge/oh-bridge/updates"
-	"github.com/oh-bridge/oh-bridge/workspace"
 )
 
-// startSession opens the workspace's session once the roots are known,
-// wired to this client as far as it declared it can: edits of open
-// documents go to its buffers, terminals stream to it, and it is asked
-// before an agent's action runs.
-func (h *Handlers) startSession(roots []string) error {
+// startSession opens the workspace's session over the root candidates
+// (the session chooses among them), wired to this client as far as it
+// declared it can: edits of open documents go to its buffers, terminals
+// stream to it, and it is asked before an agent's action runs.
+func (h *Handlers) startSession(roots []session.RootCandidate) (*session.Session, error) {
 	caps := h.Capabilities()
 	docs := &openDocuments{byPath: map[string]docRef{}}
 	ts := &termStreams{streams: map[string]*outputStream{}}
 	o := session.Options{
 		Roots:  roots,
 		Logger: h.cfg.Logger,
-		OnFilesChanged: func(changes []workspace.Change) {
+		OnFilesChanged: func(changes []session.FileChange) {
 			out := make([]fileChange, len(changes))
 			for i, c := range changes {
 				out[i] = fileChange{Path: c.Path, Type: c.Type, Source: c.Source}
@@ -40,7 +39,7 @@ func (h *Handlers) startSession(roots []string) error {
 	}
 	sess, err := session.New(o)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	h.mu.Lock()
 	old, oldTerms := h.sess, h.terms
@@ -51,7 +50,7 @@ func (h *Handlers) startSession(roots []string) error {
 		oldTerms.stopping.Store(true)
 		go old.Close(context.Background())
 	}
-	return nil
+	return sess, nil
 }
 
 // workspaceSession is the session, once initialize made it, or nil.

@@ -39,13 +39,13 @@ func (h *Handlers) stopTerminals() {
 }
 
 // terminalCapabilities are merged into initialize's result capabilities.
-func (h *Handlers) terminalCapabilities() map[string]any {
+func (h *Handlers) terminalCapabilities(sc session.Capabilities) map[string]any {
 	// The shells the bridge supports, not a probe of this machine, so the
 	// answer (and recorded sessions) is the same everywhere; terminal/open
 	// answers shell_not_found (1018) for one that is not installed.
 	return map[string]any{"terminal": map[string]any{
 		"open": true, "run": true, "input": true, "interrupt": true, "pty": true,
-		"shells": []string{"bash", "zsh"}, "maxTerminals": session.MaxTerminals, "streaming": true,
+		"shells": sc.Shells, "maxTerminals": sc.MaxTerminals, "streaming": true,
 	}}
 }
 

@@ -3,7 +3,7 @@ package handlers
 import (
 	"testing"
 
-	"github.com/oh-bridge/oh-bridge/shellint"
+	"github.com/oh-bridge/oh-bridge/session"
 )
 
 // TestOutputStreamUTF8 checks the did_output encoding: characters cut by a
@@ -18,27 +18,27 @@ func TestOutputStreamUTF8(t *testing.T) {
 	}
 	cases := []struct {
 		name  string
-		in    []shellint.OutputEvent
+		in    []session.TerminalOutput
 		want  []chunk
 		flush string
 	}{
 		{"ascii passes through",
-			[]shellint.OutputEvent{{Offset: 0, Data: []byte("ab")}, {Offset: 2, Data: []byte("c")}},
+			[]session.TerminalOutput{{Offset: 0, Data: []byte("ab")}, {Offset: 2, Data: []byte("c")}},
 			[]chunk{{0, "ab", 0}, {2, "c", 0}}, ""},
 		{"a 2-byte character cut in two",
-			[]shellint.OutputEvent{{Offset: 10, Data: []byte("x\xc3")}, {Offset: 12, Data: []byte("\xa9y")}},
+			[]session.TerminalOutput{{Offset: 10, Data: []byte("x\xc3")}, {Offset: 12, Data: []byte("\xa9y")}},
 			[]chunk{{10, "x", 0}, {11, "éy", 0}}, ""},
 		{"a 4-byte character in three reads",
-			[]shellint.OutputEvent{{Offset: 0, Data: []byte("\xf0\x9f")}, {Offset: 2, Data: []byte("\x98")}, {Offset: 3, Data: []byte("\x80!")}},
+			[]session.TerminalOutput{{Offset: 0, Data: []byte("\xf0\x9f")}, {Offset: 2, Data: []byte("\x98")}, {Offset: 3, Data: []byte("\x80!")}},
 			[]chunk{{0, "", 0}, {0, "", 0}, {0, "😀!", 0}}, ""},
 		{"invalid bytes become U+FFFD",
-			[]shellint.OutputEvent{{Offset: 0, Data: []byte("a\xffb\xc3(")}},
+			[]session.TerminalOutput{{Offset: 0, Data: []byte("a\xffb\xc3(")}},
 			[]chunk{{0, "a\uFFFDb\uFFFD(", 0}}, ""},
 		{"lost output takes the carried bytes along",
-			[]shellint.OutputEvent{{Offset: 0, Data: []byte("a\xe2\x82")}, {Offset: 100, Data: []byte("z"), Lost: 50}},
+			[]session.TerminalOutput{{Offset: 0, Data: []byte("a\xe2\x82")}, {Offset: 100, Data: []byte("z"), Lost: 50}},
 			[]chunk{{0, "a", 0}, {100, "z", 52}}, ""},
 		{"a partial character at the end is flushed",
-			[]shellint.OutputEvent{{Offset: 0, Data: []byte("a\xe2\x82")}},
+			[]session.TerminalOutput{{Offset: 0, Data: []byte("a\xe2\x82")}},
 			[]chunk{{0, "a", 0}}, "\uFFFD"},
 	}
 	for _, c := range cases {

@@ -26,7 +26,7 @@ func (t bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // (no shell: the MCP path alone) and terminal `echo hi`, over the
 // in-memory transport and over HTTP.
 func BenchmarkCall(b *testing.B) {
-	sess, err := session.New(session.Options{Roots: []string{b.TempDir()}})
+	sess, err := session.New(session.Options{Roots: session.Candidates("test", b.TempDir())})
 	if err != nil {
 		b.Fatal(err)
 	}

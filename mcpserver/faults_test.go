@@ -14,7 +14,6 @@ import (
 	"github.com/oh-bridge/oh-bridge/internal/ohtest"
 	"github.com/oh-bridge/oh-bridge/mcpserver"
 	"github.com/oh-bridge/oh-bridge/session"
-	"github.com/oh-bridge/oh-bridge/shellint"
 )
 
 // TestFileEditorDiskFaults: file_editor on a full disk and on a read-only
@@ -26,7 +25,7 @@ func TestFileEditorDiskFaults(t *testing.T) {
 		t.Run(c.Name, func(t *testing.T) {
 			p := ohtest.FaultyFile(t, c.Opts, c.ReadOnly, "a.txt", "alpha\n")
 			root := filepath.Dir(p)
-			sess, err := session.New(session.Options{Roots: []string{root}, ShellMode: shellint.ModeNoRC})
+			sess, err := session.New(session.Options{Roots: session.Candidates("test", root), ShellMode: session.ShellNoRC})
 			if err != nil {
 				t.Fatal(err)
 			}

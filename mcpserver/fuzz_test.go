@@ -9,7 +9,6 @@ import (
 	"github.com/oh-bridge/oh-bridge/mcpserver"
 	"github.com/oh-bridge/oh-bridge/rpc/rpctest"
 	"github.com/oh-bridge/oh-bridge/session"
-	"github.com/oh-bridge/oh-bridge/shellint"
 )
 
 // FuzzStdio feeds `oh-bridge mcp`'s stdio face (StdioTransport and the
@@ -43,7 +42,7 @@ func FuzzStdio(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	sess, err := session.New(session.Options{Roots: []string{dir}, ShellMode: shellint.ModeNoRC})
+	sess, err := session.New(session.Options{Roots: session.Candidates("test", dir), ShellMode: session.ShellNoRC})
 	if err != nil {
 		f.Fatal(err)
 	}

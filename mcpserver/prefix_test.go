@@ -12,7 +12,6 @@ import (
 	"github.com/oh-bridge/oh-bridge/mcpserver"
 	"github.com/oh-bridge/oh-bridge/ohtools"
 	"github.com/oh-bridge/oh-bridge/session"
-	"github.com/oh-bridge/oh-bridge/shellint"
 )
 
 // TestToolPrefix: with a prefix the tools are listed as bridge_terminal,
@@ -24,7 +23,7 @@ func TestToolPrefix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess, err := session.New(session.Options{Roots: []string{dir}, ShellMode: shellint.ModeNoRC})
+	sess, err := session.New(session.Options{Roots: session.Candidates("test", dir), ShellMode: session.ShellNoRC})
 	if err != nil {
 		t.Fatal(err)
 	}

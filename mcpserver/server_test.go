@@ -17,7 +17,6 @@ import (
 	"github.com/oh-bridge/oh-bridge/mcpserver"
 	"github.com/oh-bridge/oh-bridge/ohtools"
 	"github.com/oh-bridge/oh-bridge/session"
-	"github.com/oh-bridge/oh-bridge/shellint"
 )
 
 func newServer(t *testing.T) (*mcpserver.Server, *session.Session, string) {
@@ -26,7 +25,7 @@ func newServer(t *testing.T) (*mcpserver.Server, *session.Session, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess, err := session.New(session.Options{Roots: []string{dir}, ShellMode: shellint.ModeNoRC})
+	sess, err := session.New(session.Options{Roots: session.Candidates("test", dir), ShellMode: session.ShellNoRC})
 	if err != nil {
 		t.Fatal(err)
 	}

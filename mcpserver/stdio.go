@@ -20,7 +20,7 @@ import (
 // MaxMessageSize bounds one MCP message: a line on stdio, a request's body
 // over HTTP. What an agent sends that is large is a file's text, in
 // file_editor's file_text, old_str and new_str; the bridge reads and
-// writes files of up to 10 MiB whole (workspace.DefaultMaxFileSize,
+// writes files of up to 10 MiB whole (session.DefaultMaxFileSize,
 // OHEditor's own limit), and JSON's escapes add to that. 16 MiB leaves
 // room for that, and is the SDK's own limit on stdio
 // (mcp.DefaultMaxLineLength), so an agent that works with the SDK's

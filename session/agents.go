@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/oh-bridge/oh-bridge/ohtools"
+	"github.com/oh-bridge/oh-bridge/shellint"
 )
 
 // Agent is one agent using OpenHands V1's tools in this session: its own
@@ -70,7 +71,7 @@ func (s *Session) NewAgent(o AgentOptions) (*Agent, error) {
 		OnTerminalEvent: s.terminalEvent,
 		NoChangeTimeout: o.NoChangeTimeout,
 		MaxWait:         o.MaxWait,
-		ShellMode:       s.opts.ShellMode,
+		ShellMode:       shellint.Mode(s.opts.ShellMode),
 		Env:             s.opts.Env,
 		Logger:          s.opts.Logger,
 	})

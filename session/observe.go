@@ -40,7 +40,7 @@ type CallEvent struct {
 type Observer struct {
 	OnCall func(CallEvent)
 	// OnTerminal receives every terminal's events, as OnTerminalEvent does.
-	OnTerminal func(shellint.Event)
+	OnTerminal func(TerminalEvent)
 }
 
 type observers struct {
@@ -77,7 +77,8 @@ func (s *Session) observers() []Observer {
 }
 
 // terminalEvent passes a terminal event to the editor and the observers.
-func (s *Session) terminalEvent(ev shellint.Event) {
+func (s *Session) terminalEvent(raw shellint.Event) {
+	ev := eventOf(raw)
 	if s.opts.OnTerminalEvent != nil {
 		s.opts.OnTerminalEvent(ev)
 	}

@@ -13,38 +13,61 @@ import (
 	"github.com/oh-bridge/oh-bridge/workspace"
 )
 
-// MaxTerminals bounds the terminals a person or agent opens in the pool.
-const MaxTerminals = 8
+// The bounds a session has unless its Options say otherwise; Capabilities
+// reports the ones a session has.
+const (
+	DefaultMaxTerminals   = 8
+	DefaultMaxFileSize    = workspace.DefaultMaxFileSize
+	DefaultMaxUndoPerFile = editor.DefaultMaxHistory
+)
 
-// Options configure a Session. The functions are how the session reaches
-// the person's editor; each may be nil when there is none.
+// Options configure a Session, in the session's own words: New builds the
+// domain's objects (roots, file host, shells) from them, so no face does.
+// The functions are how the session reaches the person's editor; each may
+// be nil when there is none.
 type Options struct {
-	// Roots are the workspace roots (absolute, existing directories).
-	Roots  []string
+	// Roots are the directories offered as workspace roots, each with
+	// where the offer came from; New chooses among them as ChooseRoots
+	// does, so every face checks them alike and its errors name the
+	// setting to fix.
+	Roots  []RootCandidate
 	Logger *slog.Logger
 	// Buffers lands edits of files open in the editor in its buffers.
-	Buffers workspace.BufferEditor
-	// Files, when the editor reads and writes text files itself (an ACP
-	// client), is where the agents' reads and writes go.
-	Files *workspace.TextFileHost
+	Buffers BufferEditor
+	// ReadText and WriteText, when the editor reads and writes text files
+	// itself (an ACP client offering fs/read_text_file and
+	// fs/write_text_file), are where the agents' reads and writes go, so
+	// they see and land in its unsaved buffers. Either may be nil: that
+	// side goes to the disk. The paths they get are resolved and inside
+	// the roots.
+	ReadText  func(ctx context.Context, path string) (string, error)
+	WriteText func(ctx context.Context, path, content string) error
 	// OnTerminalEvent receives every terminal's raw output and state
 	// changes: the pool's, the V0 agent shell's and each agent's.
-	OnTerminalEvent func(shellint.Event)
+	OnTerminalEvent func(TerminalEvent)
 	// OnFilesChanged receives changes under the roots; without it the
 	// session does not watch.
-	OnFilesChanged func([]workspace.Change)
+	OnFilesChanged func([]FileChange)
 	// AskPermission puts an action to the person. Without it every action
 	// is allowed.
 	AskPermission func(context.Context, PermissionRequest) (PermissionOutcome, error)
-	// ShellMode and Env apply to the agents' shells (see shellint.Options).
-	ShellMode shellint.Mode
+	// ShellMode and Env apply to the agents' shells: "" loads the
+	// person's rc file, ShellNoRC skips it.
+	ShellMode ShellMode
 	Env       map[string]string
+	// MaxFileSize caps the files read or written whole, in bytes;
+	// MaxUndoPerFile the undo steps kept per file; MaxTerminals the live
+	// terminals of the pool. 0 takes the Default.
+	MaxFileSize    int64
+	MaxUndoPerFile int
+	MaxTerminals   int
 }
 
 // Session is one workspace's state.
 type Session struct {
 	opts   Options
 	log    *slog.Logger
+	chosen []string // the roots as chosen, before symlinks are resolved
 	roots  *workspace.Roots
 	fs     *workspace.FS
 	editor *editor.Editor
@@ -70,27 +93,41 @@ func New(o Options) (*Session, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	roots, err := workspace.NewRoots(o.Roots)
+	if o.MaxFileSize <= 0 {
+		o.MaxFileSize = DefaultMaxFileSize
+	}
+	if o.MaxUndoPerFile <= 0 {
+		o.MaxUndoPerFile = DefaultMaxUndoPerFile
+	}
+	if o.MaxTerminals <= 0 {
+		o.MaxTerminals = DefaultMaxTerminals
+	}
+	chosen, err := ChooseRoots(o.Roots...)
 	if err != nil {
 		return nil, err
 	}
-	fs := workspace.New(roots, workspace.Options{Logger: o.Logger})
+	roots, err := workspace.NewRoots(chosen)
+	if err != nil {
+		return nil, err
+	}
+	fs := workspace.New(roots, workspace.Options{Logger: o.Logger, MaxFileSize: o.MaxFileSize})
 	if o.Buffers != nil {
 		fs.SetBufferEditor(o.Buffers)
 	}
-	if o.Files != nil {
-		fs.SetTextFileHost(o.Files)
+	if o.ReadText != nil || o.WriteText != nil {
+		fs.SetTextFileHost(&workspace.TextFileHost{Read: o.ReadText, Write: o.WriteText, Logger: o.Logger})
 	}
 	s := &Session{
 		opts:   o,
 		log:    o.Logger.With("component", "session"),
+		chosen: chosen,
 		roots:  roots,
 		fs:     fs,
-		editor: editor.New(fs, editor.Options{}),
+		editor: editor.New(fs, editor.Options{MaxHistory: o.MaxUndoPerFile}),
 		agents: map[*Agent]struct{}{},
 	}
 	s.pool = shellint.NewPool(shellint.PoolOptions{
-		Limit:    MaxTerminals,
+		Limit:    o.MaxTerminals,
 		Defaults: shellint.Options{Cwd: roots.First()},
 		Logger:   o.Logger,
 		OnEvent:  s.terminalEvent,
@@ -99,8 +136,37 @@ func New(o Options) (*Session, error) {
 	return s, nil
 }
 
-// Roots are the workspace roots, first root first.
+// Roots are the workspace roots, first root first, symlinks resolved: the
+// spelling of every path the session reports.
 func (s *Session) Roots() []string { return s.roots.List() }
+
+// ChosenRoots are the roots as New chose them from the candidates:
+// absolute, repeats dropped, symlinks not resolved (the folders as the
+// person named them).
+func (s *Session) ChosenRoots() []string { return append([]string(nil), s.chosen...) }
+
+// Capabilities are a session's real bounds, for a face to advertise: what
+// this session does, not the package defaults.
+type Capabilities struct {
+	MaxFileSize    int64 // the largest file read or written whole, in bytes
+	MaxUndoPerFile int   // undo steps kept per file
+	MaxTerminals   int   // live terminals of the pool
+	// Shells are the shells a terminal may be opened with: the ones the
+	// bridge supports, not a probe of this machine, so the answer is the
+	// same everywhere (opening one that is not installed answers
+	// shell_not_found).
+	Shells []string
+}
+
+// Capabilities reports the session's bounds.
+func (s *Session) Capabilities() Capabilities {
+	return Capabilities{
+		MaxFileSize:    s.fs.MaxFileSize(),
+		MaxUndoPerFile: s.opts.MaxUndoPerFile,
+		MaxTerminals:   s.opts.MaxTerminals,
+		Shells:         shellint.Shells(),
+	}
+}
 
 // Close ends everything the session runs: agents' terminals, the pool,
 // the V0 runtime and watching, in parallel, within ctx.

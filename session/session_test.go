@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/oh-bridge/oh-bridge/session"
-	"github.com/oh-bridge/oh-bridge/shellint"
 )
 
 // asker plays the person answering permission prompts.
@@ -31,22 +30,6 @@ func (a *asker) ask(ctx context.Context, r session.PermissionRequest) (session.P
 	defer a.mu.Unlock()
 	a.asked = append(a.asked, r)
 	return session.PermissionOutcome{OptionID: a.answers[r.Kind]}, a.err
-}
-
-func newSession(t *testing.T, o session.Options) (*session.Session, string) {
-	t.Helper()
-	dir, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	o.Roots = []string{dir}
-	o.ShellMode = shellint.ModeNoRC
-	s, err := session.New(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close(context.Background()) })
-	return s, dir
 }
 
 func TestPermissions(t *testing.T) {
@@ -104,7 +87,7 @@ func TestPermissions(t *testing.T) {
 func TestCloseEndsAgentsTerminals(t *testing.T) {
 	var mu sync.Mutex
 	states := map[string][]string{}
-	s, dir := newSession(t, session.Options{OnTerminalEvent: func(ev shellint.Event) {
+	s, dir := newSession(t, session.Options{OnTerminalEvent: func(ev session.TerminalEvent) {
 		if ev.State != nil {
 			mu.Lock()
 			states[ev.TerminalID] = append(states[ev.TerminalID], string(ev.State.State))

@@ -11,37 +11,159 @@ import (
 )
 
 // The terminals the person and agents open by id: faces reach them only
-// through these methods, never through package shellint. The vocabulary is
-// shellint's, named here so a face can render it without importing the
-// package that runs the shells.
-type (
-	// TerminalInfo describes a terminal.
-	TerminalInfo = shellint.Info
-	// TerminalOpen says how to open a terminal: cwd (inside the roots),
-	// shell, name, environment and size.
-	TerminalOpen = shellint.OpenOptions
-	// TerminalState is starting, idle, running or dead.
-	TerminalState = shellint.State
-	// TerminalEvent is a terminal's raw output, a command's text, or a
-	// change of its state.
-	TerminalEvent = shellint.Event
-	// TerminalOutput is raw output at an offset of a terminal's stream.
-	TerminalOutput = shellint.OutputEvent
-	// TerminalText is a command's text, parsed out of the stream once.
-	TerminalText = shellint.TextEvent
-	// TerminalStateEvent is a terminal's change of state.
-	TerminalStateEvent = shellint.StateEvent
-	// CommandResult is one view of a command: the output not returned
-	// before, whether it still runs, its exit code.
-	CommandResult = shellint.Result
+// through these methods, never through package shellint. The types are the
+// session's own, converted from shellint's at this boundary, so a face
+// renders them without importing the package that runs the shells, and a
+// change in shellint shows here first.
+
+// TerminalState is a terminal's state.
+type TerminalState string
+
+const (
+	TerminalStarting TerminalState = "starting"
+	TerminalIdle     TerminalState = "idle" // its command ended; ready for the next
+	TerminalRunning  TerminalState = "running"
+	TerminalDead     TerminalState = "dead" // its shell exited
 )
 
-// TerminalDead is the state of a terminal whose shell has exited;
-// TerminalIdle that of one whose command ended.
+// ShellMode says how much of a terminal's shell integration works:
+// "integrated" (markers, the person's rc file loaded), "norc" (markers, rc
+// skipped because it broke startup) or "fallback" (one `bash -c` per
+// command; cwd and exported variables carry over, functions and aliases
+// do not).
+type ShellMode string
+
 const (
-	TerminalDead = shellint.StateDead
-	TerminalIdle = shellint.StateIdle
+	ShellIntegrated ShellMode = "integrated"
+	ShellNoRC       ShellMode = "norc"
+	ShellFallback   ShellMode = "fallback"
 )
+
+// TerminalInfo describes a terminal.
+type TerminalInfo struct {
+	ID, Name  string
+	State     TerminalState
+	Mode      ShellMode
+	Shell     string
+	PID       int
+	Cwd       string
+	Seq       int // the current or last command's sequence number
+	Command   string
+	AltScreen bool
+	Cols      int
+	Rows      int
+}
+
+// TerminalOpen says how to open a terminal: cwd (inside the roots), shell
+// ("bash", "zsh", "auto" or a path to either), name, environment and size.
+type TerminalOpen struct {
+	Cwd, Shell, Name string
+	Env              map[string]string
+	Cols, Rows       int
+}
+
+// TerminalEvent is one entry of a terminal's live stream: exactly one of
+// Output, Text and State is set, in the order they happened.
+type TerminalEvent struct {
+	TerminalID string
+	Output     *TerminalOutput
+	Text       *TerminalText
+	State      *TerminalStateEvent
+}
+
+// TerminalOutput is raw output (escape sequences and integration markers
+// included) at Offset of the terminal's stream. Lost > 0 means that many
+// bytes right before Offset were dropped because the receiver fell behind;
+// Data may then be empty.
+type TerminalOutput struct {
+	Offset int64
+	Data   []byte
+	Lost   int64
+}
+
+// TerminalText is a command's text, parsed out of the stream once: escape
+// sequences stripped, "\r\n" folded to "\n". It follows the
+// TerminalOutput that carried the same bytes.
+type TerminalText struct {
+	Seq  int // the command's sequence number
+	Text string
+	Lost int64
+}
+
+// TerminalStateEvent is a terminal's change of state; Seq and ExitCode
+// are the command's that started or finished (ExitCode nil unless one
+// finished).
+type TerminalStateEvent struct {
+	State     TerminalState
+	Name      string // the terminal's name, to title a mirror early
+	Mode      ShellMode
+	Seq       int
+	Command   string
+	ExitCode  *int
+	Cwd       string
+	AltScreen bool
+	Reason    string
+}
+
+// CommandResult is one view of a command: the output not returned before,
+// whether it still runs, its exit code.
+type CommandResult struct {
+	TerminalID string
+	Seq        int
+	Command    string
+	// Output is cooked text: escape sequences stripped, "\r\n" as "\n".
+	Output string
+	// TruncatedBytes were dropped from this Output by the per-command cap.
+	TruncatedBytes int64
+	// TotalBytes is the command's cooked output size so far.
+	TotalBytes int64
+	Running    bool
+	// ExitCode is set once the command finished: its status, 128+signal
+	// when it was killed, or the shell's status when the shell exited.
+	ExitCode *int
+	// Reason says why the call returned: "exited", "shell_exited",
+	// "not_run", "timeout", "interrupted", "killed", "closed",
+	// "no_output_timeout", "yield" or "canceled".
+	Reason string
+	// Escalation says what ended an interrupted command: "ctrl_c",
+	// "sigterm", "sigkill" or "session_killed".
+	Escalation string
+	Cwd        string
+	// AltScreen is set when the command switched to the alternate screen
+	// (a full-screen program); its output is not meaningful text.
+	AltScreen bool
+	Mode      ShellMode
+	Duration  time.Duration
+}
+
+func infoOf(in shellint.Info) TerminalInfo {
+	return TerminalInfo{ID: in.ID, Name: in.Name, State: TerminalState(in.State), Mode: ShellMode(in.Mode),
+		Shell: in.Shell, PID: in.PID, Cwd: in.Cwd, Seq: in.Seq, Command: in.Command, AltScreen: in.AltScreen,
+		Cols: in.Cols, Rows: in.Rows}
+}
+
+func resultOf(r *shellint.Result) *CommandResult {
+	if r == nil {
+		return nil
+	}
+	return &CommandResult{TerminalID: r.TerminalID, Seq: r.Seq, Command: r.Command, Output: r.Output,
+		TruncatedBytes: r.TruncatedBytes, TotalBytes: r.TotalBytes, Running: r.Running, ExitCode: r.ExitCode,
+		Reason: r.Reason, Escalation: r.Escalation, Cwd: r.Cwd, AltScreen: r.AltScreen, Mode: ShellMode(r.Mode),
+		Duration: r.Duration}
+}
+
+// eventOf converts a terminal event. Output and text, the bulk of the
+// stream, share shellint's memory (their fields are the same); a state
+// change, rare, is copied.
+func eventOf(ev shellint.Event) TerminalEvent {
+	out := TerminalEvent{TerminalID: ev.TerminalID,
+		Output: (*TerminalOutput)(ev.Output), Text: (*TerminalText)(ev.Text)}
+	if st := ev.State; st != nil {
+		out.State = &TerminalStateEvent{State: TerminalState(st.State), Name: st.Name, Mode: ShellMode(st.Mode),
+			Seq: st.Seq, Command: st.Command, ExitCode: st.ExitCode, Cwd: st.Cwd, AltScreen: st.AltScreen, Reason: st.Reason}
+	}
+	return out
+}
 
 // Run is one command for a terminal of the pool.
 type Run struct {
@@ -74,11 +196,11 @@ func (s *Session) OpenTerminal(ctx context.Context, o TerminalOpen) (TerminalInf
 		return TerminalInfo{}, err
 	}
 	o.Cwd = cwd
-	t, err := s.pool.Open(ctx, o)
+	t, err := s.pool.Open(ctx, shellint.OpenOptions(o))
 	if err != nil {
 		return TerminalInfo{}, err
 	}
-	return t.Info(), nil
+	return infoOf(t.Info()), nil
 }
 
 // RunCommand runs a command in a terminal of the pool and waits for its
@@ -95,7 +217,7 @@ func (s *Session) RunCommand(ctx context.Context, r Run) (*CommandResult, error)
 		Open:       shellint.OpenOptions{Cwd: cwd},
 		Options:    shellint.RunOptions{Timeout: r.Timeout, NoOutputTimeout: r.NoOutputTimeout},
 	})
-	return s.unread.settle(res, err)
+	return s.unread.settle(resultOf(res), err)
 }
 
 // CommandOutput returns a command's output since the last result (seq 0:
@@ -108,7 +230,7 @@ func (s *Session) CommandOutput(ctx context.Context, terminalID string, seq int,
 	// Yield returns after wait even while output continues; a finished
 	// command returns at once. With no wait the poll answers immediately.
 	res, err := t.Output(ctx, seq, shellint.RunOptions{Yield: max(wait, time.Nanosecond)})
-	return s.unread.settle(res, err)
+	return s.unread.settle(resultOf(res), err)
 }
 
 // SendInput types data into a terminal.
@@ -120,7 +242,7 @@ func (s *Session) SendInput(ctx context.Context, terminalID string, data []byte)
 	if err := t.SendInput(ctx, data); err != nil {
 		return TerminalInfo{}, err
 	}
-	return t.Info(), nil
+	return infoOf(t.Info()), nil
 }
 
 // InterruptTerminal stops a terminal's running command (Ctrl-C, then
@@ -130,7 +252,8 @@ func (s *Session) InterruptTerminal(ctx context.Context, terminalID string) (*Co
 	if err != nil {
 		return nil, err
 	}
-	return s.unread.settle(t.Interrupt(ctx))
+	res, err := t.Interrupt(ctx)
+	return s.unread.settle(resultOf(res), err)
 }
 
 // KillTerminal kills a terminal's running command at once.
@@ -139,7 +262,8 @@ func (s *Session) KillTerminal(ctx context.Context, terminalID string) (*Command
 	if err != nil {
 		return nil, err
 	}
-	return s.unread.settle(t.Kill(ctx))
+	res, err := t.Kill(ctx)
+	return s.unread.settle(resultOf(res), err)
 }
 
 // ResizeTerminal sets a terminal's size.
@@ -161,7 +285,17 @@ func (s *Session) CloseTerminal(terminalID string) error {
 }
 
 // Terminals describes the pool's terminals.
-func (s *Session) Terminals() []TerminalInfo { return s.pool.List() }
+func (s *Session) Terminals() []TerminalInfo {
+	list := s.pool.List()
+	if list == nil {
+		return nil
+	}
+	out := make([]TerminalInfo, len(list))
+	for i, in := range list {
+		out[i] = infoOf(in)
+	}
+	return out
+}
 
 // dir resolves a cwd inside the roots (relative to the first root) and
 // checks that it is a directory; "" is the terminal's default.

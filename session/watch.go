@@ -32,7 +32,7 @@ type WatchStatus struct {
 	Err   error         // why it failed
 }
 
-func startWatching(s *Session, onChange func([]workspace.Change)) *watching {
+func startWatching(s *Session, onChange func([]FileChange)) *watching {
 	w := &watching{ready: make(chan struct{}), state: "starting", cancel: func() {}}
 	if onChange == nil {
 		w.state = "off"
@@ -43,7 +43,8 @@ func startWatching(s *Session, onChange func([]workspace.Change)) *watching {
 	w.cancel = cancel
 	go func() {
 		start := time.Now()
-		watcher, err := s.fs.Watch(ctx, workspace.WatchOptions{Logger: s.opts.Logger}, onChange)
+		watcher, err := s.fs.Watch(ctx, workspace.WatchOptions{Logger: s.opts.Logger},
+			func(cs []workspace.Change) { onChange(changesOf(cs)) })
 		w.mu.Lock()
 		w.setup = time.Since(start)
 		switch {

@@ -11,6 +11,11 @@ import (
 // How a terminal's shell is launched: which shell, its argv, its
 // environment, and the integration script and nonce it gets.
 
+// Shells are the shells a terminal runs (resolveShell's kinds), whether or
+// not this machine has them installed: opening one that is missing answers
+// a *ShellNotFoundError.
+func Shells() []string { return []string{"bash", "zsh"} }
+
 func resolveShell(name string) (kind, path string, err error) {
 	switch name {
 	case "", "auto", "bash":

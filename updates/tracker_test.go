@@ -150,7 +150,7 @@ func TestLiveCalls(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "a.txt")
 	os.WriteFile(file, []byte("one\ntwo\n"), 0o644)
-	sess, err := session.New(session.Options{Roots: []string{dir}})
+	sess, err := session.New(session.Options{Roots: session.Candidates("test", dir)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +276,7 @@ func TestForgedMarkKeepsTheCard(t *testing.T) {
 // liveTracker is a tracker observing a live session with one agent.
 func liveTracker(t *testing.T, throttle time.Duration) (*session.Agent, *updates.Tracker, *recorder) {
 	t.Helper()
-	sess, err := session.New(session.Options{Roots: []string{t.TempDir()}})
+	sess, err := session.New(session.Options{Roots: session.Candidates("test", t.TempDir())})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -349,7 +349,7 @@ func embedsTerminal(content []any, id string) bool {
 // comes, and exits it with the command's code; the card's content stays
 // the terminal.
 func TestDisplayTerminalLive(t *testing.T) {
-	sess, err := session.New(session.Options{Roots: []string{t.TempDir()}})
+	sess, err := session.New(session.Options{Roots: session.Candidates("test", t.TempDir())})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,8 @@ type RootCandidate struct {
 	Dir, Origin string
 }
 
-// ChooseRoots is the one place roots are checked, for every face: it makes
+// ChooseRoots is the one place roots are checked, for every face (through
+// session.New, which takes the faces' candidates): it makes
 // each candidate absolute, checks that it is an existing directory, and
 // drops repeats, keeping the first root first. With no candidate the
 // current directory is the root. A bad candidate answers
@@ -46,15 +47,6 @@ func ChooseRoots(cands ...RootCandidate) ([]string, error) {
 		out = append(out, wd)
 	}
 	return out, nil
-}
-
-// Candidates offers each of dirs as a root from origin.
-func Candidates(origin string, dirs ...string) []RootCandidate {
-	out := make([]RootCandidate, len(dirs))
-	for i, d := range dirs {
-		out[i] = RootCandidate{Dir: d, Origin: origin}
-	}
-	return out
 }
 
 // InvalidRootError reports a workspace root that cannot be used.

@@ -25,7 +25,7 @@ import (
 	"github.com/oh-bridge/oh-bridge/handlers"
 	"github.com/oh-bridge/oh-bridge/localserver"
 	"github.com/oh-bridge/oh-bridge/rpc"
-	"github.com/oh-bridge/oh-bridge/workspace"
+	"github.com/oh-bridge/oh-bridge/session"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -83,7 +83,7 @@ func serveMain(args []string) int {
 		return 2
 	}
 	defer closeLog()
-	if _, err := workspace.ChooseRoots(workspace.Candidates("--workspace", roots...)...); err != nil {
+	if _, err := session.ChooseRoots(session.Candidates("--workspace", roots...)...); err != nil {
 		fmt.Fprintln(os.Stderr, "oh-bridge:", err)
 		return 2
 	}

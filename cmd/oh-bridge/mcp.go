@@ -13,7 +13,6 @@ import (
 	"github.com/oh-bridge/oh-bridge/localserver"
 	"github.com/oh-bridge/oh-bridge/mcpserver"
 	"github.com/oh-bridge/oh-bridge/session"
-	"github.com/oh-bridge/oh-bridge/workspace"
 )
 
 // mcpMain is `oh-bridge mcp`: OpenHands V1's tools over MCP on stdio, for
@@ -47,12 +46,7 @@ func mcpMain(args []string) int {
 		return 2
 	}
 	defer closeLog()
-	resolved, err := workspace.ChooseRoots(workspace.Candidates("--workspace", roots...)...)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "oh-bridge mcp:", err)
-		return 2
-	}
-	sess, err := session.New(session.Options{Roots: resolved, Logger: logger})
+	sess, err := session.New(session.Options{Roots: session.Candidates("--workspace", roots...), Logger: logger})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "oh-bridge mcp:", err)
 		return 2
@@ -64,7 +58,7 @@ func mcpMain(args []string) int {
 		wait = -1
 	}
 	srv := mcpserver.New(sess, mcpserver.Options{Version: version, Logger: logger, MaxWait: wait, ToolPrefix: *prefix})
-	logger.Info("serving MCP on stdio", "version", version, "pid", os.Getpid(), "roots", resolved)
+	logger.Info("serving MCP on stdio", "version", version, "pid", os.Getpid(), "roots", sess.ChosenRoots())
 	std := newStdio()
 	serveErr := srv.ServeStdio(ctx, mcpserver.StdioTransport(std.in, std.out))
 	closeCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

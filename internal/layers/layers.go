@@ -6,6 +6,7 @@ package layers
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -39,17 +40,27 @@ var Stack = []Layer{
 // Forbidden are imports no package above the session may make, although
 // the stack would allow them: commands reach a face only through the
 // session, which is the only door to terminals and the engine. A face may
-// still use the domain's types and errors (workspace, editor) to render
-// them, and the dialects' (ohtools, ohactions) to word them.
+// still use the dialects' types (ohtools, ohactions) to word them. The
+// domain packages of SessionOnly are forbidden to every one of them
+// besides.
 var Forbidden = map[string][]string{
-	"handlers":     {"shellint", "engine"},
-	"acp":          {"shellint", "engine", "ohtools", "ohactions", "editor"},
-	"mcpserver":    {"shellint", "engine", "ohactions", "workspace", "editor"},
-	"conversation": {"shellint", "engine", "workspace", "editor"},
-	"localserver":  {"shellint", "engine", "session", "editor", "ohtools", "ohactions"},
-	"updates":      {"shellint", "engine", "workspace", "editor"},
-	"agentserver":  {"shellint", "engine", "session", "workspace", "editor", "ohtools", "ohactions"},
+	"handlers":     {"engine"},
+	"acp":          {"engine", "ohtools", "ohactions"},
+	"mcpserver":    {"engine", "ohactions"},
+	"conversation": {"engine"},
+	"localserver":  {"engine", "session", "ohtools", "ohactions"},
+	"updates":      {"engine"},
+	"agentserver":  {"engine", "session", "ohtools", "ohactions"},
 }
+
+// SessionOnly are the domain packages only the session (and what it
+// drives) imports: no package above it, neither a face nor the command,
+// imports them, for policy or for a type. The session chooses the roots,
+// builds the file host and the shells from its Options, and names every
+// type a face renders (session.TextFile, session.TerminalInfo,
+// session.RootCandidate), so a face passes what it was told and renders
+// what it gets.
+var SessionOnly = []string{"shellint", "workspace", "editor"}
 
 // Violations lists what is wrong with graph (a package's module-relative
 // path → the module-relative paths it imports, tests excluded): imports
@@ -65,6 +76,7 @@ func Violations(graph map[string][]string) []string {
 			peers[p] = l.Peers
 		}
 	}
+	session := rank["session"]
 	var out []string
 	for pkg, imports := range graph {
 		r, placed := rank[pkg]
@@ -89,6 +101,9 @@ func Violations(graph map[string][]string) []string {
 				if imp == f {
 					out = append(out, fmt.Sprintf("%s imports %s: a face reaches it only through the session", pkg, imp))
 				}
+			}
+			if r < session && slices.Contains(SessionOnly, imp) {
+				out = append(out, fmt.Sprintf("%s (%s) imports %s: only the session uses the domain; use the session's own types and let it choose roots and build domain objects from its Options", pkg, Stack[r].Name, imp))
 			}
 		}
 	}
