@@ -3,23 +3,22 @@ package handlers
 import (
 	"context"
 	"errors"
-	"time"
 
+	"github.com/oh-bridge/oh-bridge/conversation"
+	"github.com/oh-bridge/oh-bridge/facekit"
 	"github.com/oh-bridge/oh-bridge/session"
 	"github.com/oh-bridge/oh-bridge/updates"
 	"github.com/oh-bridge/oh-bridge/workspace"
 )
 
-// startSession opens the workspace's session once the roots are known,
-// wired to this client as far as it declared it can: edits of open
-// documents go to its buffers, terminals stream to it, and it is asked
-// before an agent's action runs.
-func (h *Handlers) startSession(roots []string) error {
-	caps := h.Capabilities()
+// startSession opens the workspace's session over the roots chosen from
+// dirs, wired to this client as far as it declared it can (caps): edits
+// of open documents go to its buffers, terminals stream to it, and it is
+// asked before an agent's action runs.
+func (h *Handlers) startSession(caps ClientCapabilities, dirs ...facekit.Dirs) error {
 	docs := &openDocuments{byPath: map[string]docRef{}}
 	ts := &termStreams{streams: map[string]*outputStream{}}
 	o := session.Options{
-		Roots:  roots,
 		Logger: h.cfg.Logger,
 		OnFilesChanged: func(changes []workspace.Change) {
 			out := make([]fileChange, len(changes))
@@ -36,14 +35,19 @@ func (h *Handlers) startSession(roots []string) error {
 		o.OnTerminalEvent = func(ev session.TerminalEvent) { h.streamEvent(ts, ev) }
 	}
 	if caps.RequestPermission {
-		o.AskPermission = h.askPermission
+		// A question names a conversation's call as the view's card does;
+		// the editor's prompt answers "cancelled" when the person dismisses
+		// it: a "no" to this action, not the end of anything.
+		asker := &facekit.Asker{Ask: h.askClient, Link: func() *conversation.Link { return h.dialing().conversation() }}
+		o.AskPermission = asker.Permission
 	}
-	sess, err := session.New(o)
+	sess, roots, err := facekit.StartSession(o, dirs...)
 	if err != nil {
 		return err
 	}
 	h.mu.Lock()
 	old, oldTerms := h.sess, h.terms
+	h.roots, h.caps = roots, caps
 	h.sess, h.docs, h.terms = sess, docs, ts
 	h.mu.Unlock()
 	if old != nil {
@@ -81,17 +85,9 @@ func (h *Handlers) closeSession(ctx context.Context) {
 	}
 }
 
-// askPermission puts an action to the person with ACP's
-// session/request_permission; the client's modal or inline prompt answers.
-// A V1 conversation's call is named as the conversation view shows it.
-func (h *Handlers) askPermission(ctx context.Context, req session.PermissionRequest) (session.PermissionOutcome, error) {
-	id := req.ToolCallID
-	if c := h.dialing().conversation(); c != nil {
-		id = c.ToolCallID(ctx, req, time.Second)
-	}
-	out, err := updates.AskPermission(ctx, h.conn.Call, req, id, "", req.Agent)
-	// The editor's prompt answers "cancelled" when the person dismisses
-	// it: a "no" to this action, not the end of anything.
-	out.Cancelled = false
-	return out, err
+// askClient puts a question to the editor with ACP's
+// session/request_permission, saying which agent asks; the client's modal
+// or inline prompt answers.
+func (h *Handlers) askClient(ctx context.Context, req session.PermissionRequest, toolCallID string) (session.PermissionOutcome, error) {
+	return updates.AskPermission(ctx, h.conn.Call, req, toolCallID, "", req.Agent)
 }

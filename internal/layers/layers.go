@@ -28,6 +28,7 @@ type Layer struct {
 var Stack = []Layer{
 	{Name: "command", Packages: []string{"cmd/oh-bridge"}},
 	{Name: "faces", Packages: []string{"handlers", "acp", "mcpserver"}},
+	{Name: "face kit", Packages: []string{"facekit"}},
 	{Name: "conversation link", Packages: []string{"conversation", "localserver"}},
 	{Name: "face parts", Packages: []string{"updates", "agentserver"}},
 	{Name: "session", Packages: []string{"session"}},
@@ -45,6 +46,7 @@ var Forbidden = map[string][]string{
 	"handlers":     {"shellint", "engine"},
 	"acp":          {"shellint", "engine", "ohtools", "ohactions", "editor"},
 	"mcpserver":    {"shellint", "engine", "ohactions", "workspace", "editor"},
+	"facekit":      {"shellint", "engine", "editor", "ohtools", "ohactions"},
 	"conversation": {"shellint", "engine", "workspace", "editor"},
 	"localserver":  {"shellint", "engine", "session", "editor", "ohtools", "ohactions"},
 	"updates":      {"shellint", "engine", "workspace", "editor"},
