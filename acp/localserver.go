@@ -116,7 +116,7 @@ func (a *Server) offerToStart(ctx context.Context, s *acpSession) (AgentServer, 
 			Content: []updates.ToolCallContent{{Type: "content", Content: &updates.ContentBlock{Type: "text", Text: text}}}})
 	}
 	if !a.alwaysStart() {
-		choice, err := s.asker.Choose(ctx, session.PermissionRequest{Title: title, Kind: "execute", RawInput: input}, id)
+		choice, err := s.asker().Choose(ctx, session.PermissionRequest{Title: title, Kind: "execute", RawInput: input}, id)
 		if err != nil {
 			finish("failed", "The question could not be asked: "+err.Error())
 			return AgentServer{}, err
@@ -204,7 +204,7 @@ func (a *Server) offerToTrust(ctx context.Context, s *acpSession, u *localserver
 		s.update(&updates.ToolCall{SessionUpdate: "tool_call_update", ToolCallID: id, Status: status,
 			Content: []updates.ToolCallContent{{Type: "content", Content: &updates.ContentBlock{Type: "text", Text: text}}}})
 	}
-	choice, err := s.asker.Choose(ctx, session.PermissionRequest{Title: title, Kind: "other", RawInput: input}, id)
+	choice, err := s.asker().Choose(ctx, session.PermissionRequest{Title: title, Kind: "other", RawInput: input}, id)
 	if err != nil {
 		finish("failed", "The question could not be asked: "+err.Error())
 		return AgentServer{}, false, err

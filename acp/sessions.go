@@ -52,8 +52,6 @@ type acpSession struct {
 	// answer.
 	sending sync.Mutex
 	quiet   bool
-
-	asker *facekit.Asker // puts actions to the person (askClient is its wire edge)
 }
 
 // mcpServer is one of the client's MCP servers (ACP's McpServer: stdio
@@ -229,16 +227,17 @@ func (a *Server) open(ctx context.Context, cwd string, extra []string, servers [
 	if !filepath.IsAbs(cwd) {
 		return nil, rpc.InvalidParams("cwd", "the absolute path of the directory to work in (ACP paths are absolute)")
 	}
+	roots, err := workspace.ChooseRoots(append(workspace.Candidates("session/new cwd", cwd),
+		workspace.Candidates("session/new additionalDirectories", extra...)...)...)
+	if err != nil {
+		return nil, rpc.NewError(rpc.CodeInvalidParams, err.Error(), map[string]any{"kind": "invalid_root"})
+	}
 	s := &acpSession{a: a, catchingUp: conversationID != "", hideHistory: hideHistory}
-	// A question names the call the conversation shows, with its card's
-	// title; one the client withdraws cancelled the turn (agent-shell
-	// answers it before its session/cancel): the turn ends there, not with
-	// a "no" the agent would work around.
-	s.asker = &facekit.Asker{Ask: s.askClient, Link: s.link, CardTitles: true, Cancelled: s.cancelTurn}
 	caps := a.capabilities()
 	opts := session.Options{
+		Roots:         roots,
 		Logger:        a.cfg.Logger,
-		AskPermission: s.asker.Permission,
+		AskPermission: s.askPermission,
 	}
 	if caps.FS.ReadTextFile || caps.FS.WriteTextFile {
 		host := &workspace.TextFileHost{Logger: a.cfg.Logger}
@@ -250,14 +249,9 @@ func (a *Server) open(ctx context.Context, cwd string, extra []string, servers [
 		}
 		opts.Files = host
 	}
-	sess, _, err := facekit.StartSession(opts, facekit.Dirs{Origin: "session/new cwd", Paths: []string{cwd}},
-		facekit.Dirs{Origin: "session/new additionalDirectories", Paths: extra})
+	sess, err := session.New(opts)
 	if err != nil {
-		var data map[string]any
-		if k := (interface{ Kind() string })(nil); errors.As(err, &k) {
-			data = map[string]any{"kind": k.Kind()}
-		}
-		return nil, rpc.NewError(rpc.CodeInvalidParams, err.Error(), data)
+		return nil, rpc.NewError(rpc.CodeInvalidParams, err.Error(), nil)
 	}
 	s.sess = sess
 	s.servers = mcpConfig(servers)
@@ -463,6 +457,23 @@ func (s *acpSession) readFile(ctx context.Context, path string) (string, error) 
 // writeFile writes through the client, into its buffer and review.
 func (s *acpSession) writeFile(ctx context.Context, path, content string) error {
 	return s.a.peer.Call(ctx, "fs/write_text_file", map[string]any{"sessionId": s.sessionID(), "path": path, "content": content}, nil)
+}
+
+// askPermission puts an action to the person (session.Options.AskPermission).
+func (s *acpSession) askPermission(ctx context.Context, req session.PermissionRequest) (session.PermissionOutcome, error) {
+	return s.asker().Permission(ctx, req)
+}
+
+// asker puts actions to the person through the client (askClient): a
+// question names the tool call the conversation already shows, when the
+// agent-server has reported it (without a server there is none to wait
+// for), with the title its card has, so the question and the card say the
+// action the same way ("Run `make test`"). A question the client
+// withdraws cancelled the turn (agent-shell answers it before its
+// session/cancel): the turn ends there, not with a "no" the agent would
+// work around.
+func (s *acpSession) asker() *facekit.Asker {
+	return &facekit.Asker{Ask: s.askClient, Link: s.link, CardTitles: true, Cancelled: s.cancelTurn}
 }
 
 // askClient puts a question to the client (session/request_permission),

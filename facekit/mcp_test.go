@@ -15,9 +15,11 @@ import (
 	"github.com/oh-bridge/oh-bridge/session"
 )
 
-func newSession(t *testing.T) *session.Session {
+// newSession is a real session over a directory of its own, with o.
+func newSession(t *testing.T, o session.Options) *session.Session {
 	t.Helper()
-	sess, _, err := facekit.StartSession(session.Options{}, facekit.Dirs{Origin: "the test", Paths: []string{t.TempDir()}})
+	o.Roots = []string{t.TempDir()}
+	sess, err := session.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +84,7 @@ func kind(err error) string {
 // runs.
 func TestSharedEndpoint(t *testing.T) {
 	ctx := context.Background()
-	sess := newSession(t)
+	sess := newSession(t, session.Options{})
 	m := newMCP(t)
 	forConv := m.Shared(sess)
 
@@ -153,7 +155,7 @@ func TestSharedEndpoint(t *testing.T) {
 func TestPrivateEndpoints(t *testing.T) {
 	ctx := context.Background()
 	m := newMCP(t)
-	forConv := m.Private(newSession(t))
+	forConv := m.Private(newSession(t, session.Options{}))
 	a, err := forConv(ctx, conversation.Listen{})
 	if err != nil {
 		t.Fatal(err)
@@ -182,7 +184,7 @@ func TestPrivateEndpoints(t *testing.T) {
 func TestNoMCP(t *testing.T) {
 	ctx := context.Background()
 	m := &facekit.MCP{}
-	sess := newSession(t)
+	sess := newSession(t, session.Options{})
 	_, err1 := m.Serve(sess, 0, nil)
 	_, err2 := m.Shared(sess)(ctx, conversation.Listen{Port: 1, Token: "t"})
 	_, err3 := m.Private(sess)(ctx, conversation.Listen{})

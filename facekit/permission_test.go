@@ -47,11 +47,7 @@ func makeTest() session.PermissionRequest {
 func TestPermissionThroughTheSession(t *testing.T) {
 	c := &client{answers: []session.PermissionOutcome{allowOnce, reject, allowAlways}}
 	a := &facekit.Asker{Ask: c.ask}
-	sess, _, err := facekit.StartSession(session.Options{AskPermission: a.Permission}, facekit.Dirs{Origin: "the test", Paths: []string{t.TempDir()}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sess.Close(context.Background())
+	sess := newSession(t, session.Options{AskPermission: a.Permission})
 	ctx := context.Background()
 	for i, want := range []bool{true, false, true, true, true} {
 		ok, err := sess.Permit(ctx, makeTest())
@@ -81,11 +77,7 @@ func TestWithdrawnQuestion(t *testing.T) {
 
 	cancelled := 0
 	a := &facekit.Asker{Ask: (&client{answers: []session.PermissionOutcome{withdrawn}}).ask, Cancelled: func() { cancelled++ }}
-	sess, _, err := facekit.StartSession(session.Options{AskPermission: a.Permission}, facekit.Dirs{Origin: "the test", Paths: []string{t.TempDir()}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sess.Close(ctx)
+	sess := newSession(t, session.Options{AskPermission: a.Permission})
 	ok, err := sess.Permit(ctx, makeTest())
 	var ce *session.CancelledError
 	if ok || !errors.As(err, &ce) || cancelled != 1 {

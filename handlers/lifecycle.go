@@ -6,8 +6,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/oh-bridge/oh-bridge/facekit"
 	"github.com/oh-bridge/oh-bridge/rpc"
+	"github.com/oh-bridge/oh-bridge/workspace"
 )
 
 // ProtocolVersion is the integer version of oh-bridge's own protocol,
@@ -75,18 +75,24 @@ func (h *Handlers) initialize(ctx context.Context, p *initializeParams) (*initia
 	if len(folders) == 0 && p.RootPath != "" {
 		folders = append(folders, p.RootPath)
 	}
+	roots, err := workspace.ChooseRoots(append(workspace.Candidates("--workspace", h.cfg.Roots...), workspace.Candidates("initialize", folders...)...)...)
+	if err != nil {
+		return nil, err
+	}
 	c := p.Capabilities
-	caps := ClientCapabilities{
+	h.mu.Lock()
+	h.roots = roots
+	h.caps = ClientCapabilities{
 		ApplyEdit:         c.Workspace.ApplyEdit,
 		DocumentChanges:   c.Workspace.WorkspaceEdit.DocumentChanges,
 		WorkDoneProgress:  c.Window.WorkDoneProgress,
 		TerminalStreaming: c.Terminal.Streaming,
 		RequestPermission: c.Permissions.RequestPermission,
 	}
-	if err := h.startSession(caps, facekit.Dirs{Origin: "--workspace", Paths: h.cfg.Roots}, facekit.Dirs{Origin: "initialize", Paths: folders}); err != nil {
+	h.mu.Unlock()
+	if err := h.startSession(roots); err != nil {
 		return nil, err
 	}
-	roots := h.Roots()
 	client := "unknown client"
 	if p.ClientInfo != nil {
 		client = p.ClientInfo.Name + " " + p.ClientInfo.Version

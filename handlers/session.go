@@ -11,14 +11,16 @@ import (
 	"github.com/oh-bridge/oh-bridge/workspace"
 )
 
-// startSession opens the workspace's session over the roots chosen from
-// dirs, wired to this client as far as it declared it can (caps): edits
-// of open documents go to its buffers, terminals stream to it, and it is
-// asked before an agent's action runs.
-func (h *Handlers) startSession(caps ClientCapabilities, dirs ...facekit.Dirs) error {
+// startSession opens the workspace's session once the roots are known,
+// wired to this client as far as it declared it can: edits of open
+// documents go to its buffers, terminals stream to it, and it is asked
+// before an agent's action runs.
+func (h *Handlers) startSession(roots []string) error {
+	caps := h.Capabilities()
 	docs := &openDocuments{byPath: map[string]docRef{}}
 	ts := &termStreams{streams: map[string]*outputStream{}}
 	o := session.Options{
+		Roots:  roots,
 		Logger: h.cfg.Logger,
 		OnFilesChanged: func(changes []workspace.Change) {
 			out := make([]fileChange, len(changes))
@@ -35,19 +37,14 @@ func (h *Handlers) startSession(caps ClientCapabilities, dirs ...facekit.Dirs) e
 		o.OnTerminalEvent = func(ev session.TerminalEvent) { h.streamEvent(ts, ev) }
 	}
 	if caps.RequestPermission {
-		// A question names a conversation's call as the view's card does;
-		// the editor's prompt answers "cancelled" when the person dismisses
-		// it: a "no" to this action, not the end of anything.
-		asker := &facekit.Asker{Ask: h.askClient, Link: func() *conversation.Link { return h.dialing().conversation() }}
-		o.AskPermission = asker.Permission
+		o.AskPermission = h.askPermission
 	}
-	sess, roots, err := facekit.StartSession(o, dirs...)
+	sess, err := session.New(o)
 	if err != nil {
 		return err
 	}
 	h.mu.Lock()
 	old, oldTerms := h.sess, h.terms
-	h.roots, h.caps = roots, caps
 	h.sess, h.docs, h.terms = sess, docs, ts
 	h.mu.Unlock()
 	if old != nil {
@@ -83,6 +80,16 @@ func (h *Handlers) closeSession(ctx context.Context) {
 	if err := sess.Close(ctx); err != nil {
 		h.log.Warn("closing the session", "error", err)
 	}
+}
+
+// askPermission puts an action to the person (session.Options.AskPermission):
+// a conversation's call is named as the view's card names it, and the
+// editor's prompt answers "cancelled" when the person dismisses it, a "no"
+// to this action, not the end of anything (facekit.Asker without
+// Cancelled).
+func (h *Handlers) askPermission(ctx context.Context, req session.PermissionRequest) (session.PermissionOutcome, error) {
+	a := facekit.Asker{Ask: h.askClient, Link: func() *conversation.Link { return h.dialing().conversation() }}
+	return a.Permission(ctx, req)
 }
 
 // askClient puts a question to the editor with ACP's

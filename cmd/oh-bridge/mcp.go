@@ -12,6 +12,7 @@ import (
 	"github.com/oh-bridge/oh-bridge/localserver"
 	"github.com/oh-bridge/oh-bridge/mcpserver"
 	"github.com/oh-bridge/oh-bridge/session"
+	"github.com/oh-bridge/oh-bridge/workspace"
 )
 
 // mcpMain is `oh-bridge mcp`: OpenHands V1's tools over MCP on stdio, for
@@ -45,7 +46,12 @@ func mcpMain(args []string) int {
 		return 2
 	}
 	defer closeLog()
-	sess, resolved, err := facekit.StartSession(session.Options{Logger: logger}, facekit.Dirs{Origin: "--workspace", Paths: roots})
+	resolved, err := workspace.ChooseRoots(workspace.Candidates("--workspace", roots...)...)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "oh-bridge mcp:", err)
+		return 2
+	}
+	sess, err := session.New(session.Options{Roots: resolved, Logger: logger})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "oh-bridge mcp:", err)
 		return 2

@@ -46,7 +46,7 @@ var Forbidden = map[string][]string{
 	"handlers":     {"shellint", "engine"},
 	"acp":          {"shellint", "engine", "ohtools", "ohactions", "editor"},
 	"mcpserver":    {"shellint", "engine", "ohactions", "workspace", "editor"},
-	"facekit":      {"shellint", "engine", "editor", "ohtools", "ohactions"},
+	"facekit":      {"shellint", "engine", "workspace", "editor", "ohtools", "ohactions"},
 	"conversation": {"shellint", "engine", "workspace", "editor"},
 	"localserver":  {"shellint", "engine", "session", "editor", "ohtools", "ohactions"},
 	"updates":      {"shellint", "engine", "workspace", "editor"},
