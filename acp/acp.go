@@ -18,10 +18,9 @@ import (
 	"log/slog"
 	"sync"
 
-	"github.com/oh-bridge/oh-bridge/conversation"
+	"github.com/oh-bridge/oh-bridge/facekit"
 	"github.com/oh-bridge/oh-bridge/localserver"
 	"github.com/oh-bridge/oh-bridge/rpc"
-	"github.com/oh-bridge/oh-bridge/session"
 )
 
 // ProtocolVersion is the ACP version served.
@@ -40,23 +39,14 @@ type AgentServer struct {
 	ConfirmationPolicy string
 }
 
-// MCPEndpoint is a running MCP endpoint over a session, where the
-// agent-server's agent reaches the bridge's tools.
-type MCPEndpoint struct {
-	URL   string
-	Token string
-	Close func(context.Context) error
-}
-
 // Config configures the face.
 type Config struct {
 	Version string
 	Logger  *slog.Logger
 	Server  AgentServer
-	// StartMCP opens an MCP endpoint over a session, where at says (the
-	// zero Listen: anywhere); cmd/oh-bridge wires package mcpserver in, so
-	// this face does not import another.
-	StartMCP func(sess *session.Session, at conversation.Listen) (*MCPEndpoint, error)
+	// StartMCP opens a session's MCP endpoint, where its conversation's
+	// agent reaches its tools; nil: this build serves no MCP.
+	StartMCP facekit.StartMCP
 	// HowToConfigure is the plain-words answer to a prompt when no server
 	// is configured.
 	HowToConfigure string
@@ -79,7 +69,8 @@ type Server struct {
 	caps     clientCapabilities
 	sessions map[string]*acpSession
 
-	local localState // the agent-server found or started (localserver.go)
+	local localState   // the agent-server found or started (localserver.go)
+	mcp   *facekit.MCP // the sessions' MCP endpoints, each its own
 }
 
 // New returns the face; Bind it to its connection before serving.
@@ -87,7 +78,12 @@ func New(cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Server{cfg: cfg, log: cfg.Logger.With("component", "acp"), sessions: map[string]*acpSession{}}
+	a := &Server{cfg: cfg, log: cfg.Logger.With("component", "acp"), sessions: map[string]*acpSession{},
+		mcp: &facekit.MCP{Start: cfg.StartMCP, Log: cfg.Logger.With("component", "acp")}}
+	if cfg.Local != nil {
+		a.local.server = &localserver.Local{Find: cfg.Local.Find}
+	}
+	return a
 }
 
 // Bind sets the connection to the client.

@@ -14,12 +14,10 @@ import (
 
 	"github.com/oh-bridge/oh-bridge/acp"
 	"github.com/oh-bridge/oh-bridge/agentserver/agentservertest"
-	"github.com/oh-bridge/oh-bridge/conversation"
 	"github.com/oh-bridge/oh-bridge/internal/ohtest"
 	"github.com/oh-bridge/oh-bridge/mcpserver"
 	"github.com/oh-bridge/oh-bridge/rpc"
 	"github.com/oh-bridge/oh-bridge/rpc/rpctest"
-	"github.com/oh-bridge/oh-bridge/session"
 )
 
 // TestToolCallDiskFaults: the agent's file_editor edit fails on a full
@@ -118,15 +116,9 @@ func serveACP(t *testing.T, serverURL string) *rpctest.Client {
 func serveACPWith(t *testing.T, serverURL string, answer func(method string, params json.RawMessage) (any, *rpc.Error)) *rpctest.Client {
 	t.Helper()
 	a := acp.New(acp.Config{
-		Version: "test",
-		Server:  acp.AgentServer{URL: serverURL, LLM: json.RawMessage(`{"model":"test/scripted"}`)},
-		StartMCP: func(sess *session.Session, at conversation.Listen) (*acp.MCPEndpoint, error) {
-			ep, err := mcpserver.New(sess, mcpserver.Options{Version: "test"}).ListenHTTP(mcpserver.HTTPOptions{Port: at.Port, Token: at.Token, AdoptSessions: at.Token != ""})
-			if err != nil {
-				return nil, err
-			}
-			return &acp.MCPEndpoint{URL: ep.URL, Token: ep.Token, Close: ep.Close}, nil
-		},
+		Version:  "test",
+		Server:   acp.AgentServer{URL: serverURL, LLM: json.RawMessage(`{"model":"test/scripted"}`)},
+		StartMCP: mcpserver.Starter(mcpserver.Options{Version: "test"}, nil),
 	})
 	srv := rpc.NewServer(rpc.Options{Methods: a.Methods(), Shutdown: a.Shutdown, CancelMethod: "$/cancel_request"})
 	a.Bind(srv)

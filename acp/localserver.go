@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/oh-bridge/oh-bridge/facekit"
 	"github.com/oh-bridge/oh-bridge/localserver"
 	"github.com/oh-bridge/oh-bridge/session"
 	"github.com/oh-bridge/oh-bridge/updates"
@@ -31,12 +32,13 @@ type Local struct {
 	StateDir string
 }
 
-// localState is the agent-server found or started for this connection.
+// localState is what this connection found or started (localserver.Local)
+// and what the person answered about it.
 type localState struct {
-	mu      sync.Mutex
-	srv     *AgentServer
-	started *localserver.Server
-	always  bool
+	server *localserver.Local // nil without Config.Local
+
+	mu     sync.Mutex // serializes finding
+	always bool
 	// untrusted is a server found that is not the person's, to ask them
 	// about on a prompt; asked, once they were.
 	untrusted *localserver.UntrustedError
@@ -57,13 +59,13 @@ func (a *Server) agentServer(ctx context.Context, find bool) (AgentServer, bool)
 	l := &a.local
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.srv != nil {
-		return *l.srv, true
+	if f := l.server.Current(); f != nil {
+		return a.withServer(f), true
 	}
 	if !find {
 		return AgentServer{}, false
 	}
-	f, tried, err := localserver.Find(ctx, a.cfg.Local.Find)
+	f, tried, err := l.server.Search(ctx)
 	for _, t := range tried {
 		a.log.Info("passed over an agent-server", "where", t.Source, "url", t.URL, "why", t.Why)
 		if t.Untrusted != nil && !t.Untrusted.Unknown && l.untrusted == nil {
@@ -74,10 +76,14 @@ func (a *Server) agentServer(ctx context.Context, find bool) (AgentServer, bool)
 		return AgentServer{}, false
 	}
 	a.log.Info("found an agent-server", "which", f.Describe())
+	return a.withServer(f), true
+}
+
+// withServer is the configured agent settings, on the server f.
+func (a *Server) withServer(f *localserver.Found) AgentServer {
 	srv := a.cfg.Server
 	srv.URL, srv.SessionAPIKey = f.URL, f.SessionAPIKey
-	l.srv = &srv
-	return srv, true
+	return srv
 }
 
 // errNotStarted: the person declined to start a server, or none can be.
@@ -110,15 +116,15 @@ func (a *Server) offerToStart(ctx context.Context, s *acpSession) (AgentServer, 
 			Content: []updates.ToolCallContent{{Type: "content", Content: &updates.ContentBlock{Type: "text", Text: text}}}})
 	}
 	if !a.alwaysStart() {
-		out, err := updates.AskPermission(ctx, a.peer.Call, session.PermissionRequest{Title: title, Kind: "execute", RawInput: input}, id, s.sessionID(), "")
+		choice, err := s.asker().Choose(ctx, session.PermissionRequest{Title: title, Kind: "execute", RawInput: input}, id)
 		if err != nil {
 			finish("failed", "The question could not be asked: "+err.Error())
 			return AgentServer{}, err
 		}
-		switch out.OptionID {
-		case session.AllowAlways:
+		switch choice {
+		case facekit.Always:
 			a.rememberAlwaysStart()
-		case session.AllowOnce:
+		case facekit.Once:
 		default:
 			finish("failed", "Not started: you declined.")
 			return AgentServer{}, &errNotStarted{why: "no OpenHands agent-server is running on this machine, and you chose not to start one."}
@@ -129,25 +135,17 @@ func (a *Server) offerToStart(ctx context.Context, s *acpSession) (AgentServer, 
 	if log == nil {
 		log = io.Discard
 	}
-	started, err := localserver.Start(ctx, way, localserver.StartOptions{Log: log, StateDir: a.cfg.Local.StateDir, Trust: a.cfg.Trust})
+	started, fresh, err := a.local.server.Start(ctx, way, localserver.StartOptions{Log: log, StateDir: a.cfg.Local.StateDir, Trust: a.cfg.Trust})
 	if err != nil {
 		finish("failed", err.Error())
 		return AgentServer{}, err
 	}
-	l := &a.local
-	l.mu.Lock()
-	if l.started != nil {
-		// Another session started one meanwhile: keep the first.
-		srv := *l.srv
-		l.mu.Unlock()
-		started.Stop()
+	srv := a.withServer(&started.Found)
+	if !fresh {
+		// Another session started one meanwhile: it is used.
 		finish("completed", "Using the agent-server started for another session.")
 		return srv, nil
 	}
-	srv := a.cfg.Server
-	srv.URL, srv.SessionAPIKey = started.URL, started.SessionAPIKey
-	l.started, l.srv = started, &srv
-	l.mu.Unlock()
 	a.log.Info("started an agent-server", "which", started.Describe(), "pid", started.PID())
 	finish("completed", "Started "+started.Describe()+". It stops when this agent does.")
 	return srv, nil
@@ -206,15 +204,15 @@ func (a *Server) offerToTrust(ctx context.Context, s *acpSession, u *localserver
 		s.update(&updates.ToolCall{SessionUpdate: "tool_call_update", ToolCallID: id, Status: status,
 			Content: []updates.ToolCallContent{{Type: "content", Content: &updates.ContentBlock{Type: "text", Text: text}}}})
 	}
-	out, err := updates.AskPermission(ctx, a.peer.Call, session.PermissionRequest{Title: title, Kind: "other", RawInput: input}, id, s.sessionID(), "")
+	choice, err := s.asker().Choose(ctx, session.PermissionRequest{Title: title, Kind: "other", RawInput: input}, id)
 	if err != nil {
 		finish("failed", "The question could not be asked: "+err.Error())
 		return AgentServer{}, false, err
 	}
-	switch out.OptionID {
-	case session.AllowAlways:
+	switch choice {
+	case facekit.Always:
 		err = a.cfg.Trust.Confirm(u.URL, u.Owner.UID)
-	case session.AllowOnce:
+	case facekit.Once:
 		err = a.cfg.Trust.ConfirmOnce(u.URL, u.Owner.UID)
 	default:
 		finish("failed", "Not used: you declined. Nothing was sent to it.")
@@ -235,13 +233,11 @@ func (a *Server) offerToTrust(ctx context.Context, s *acpSession, u *localserver
 
 // stopLocal stops the server started for this connection.
 func (a *Server) stopLocal() {
-	a.local.mu.Lock()
-	s := a.local.started
-	a.local.started, a.local.srv = nil, nil
-	a.local.mu.Unlock()
-	if s != nil {
-		a.log.Info("stopping the agent-server it started", "pid", s.PID())
-		s.Stop()
+	if a.local.server == nil {
+		return
+	}
+	if s := a.local.server.Stop(); s != nil {
+		a.log.Info("stopped the agent-server it started", "pid", s.PID())
 	}
 }
 

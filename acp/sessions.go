@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/oh-bridge/oh-bridge/conversation"
+	"github.com/oh-bridge/oh-bridge/facekit"
 	"github.com/oh-bridge/oh-bridge/localserver"
 	"github.com/oh-bridge/oh-bridge/rpc"
 	"github.com/oh-bridge/oh-bridge/session"
@@ -295,7 +296,7 @@ func (a *Server) follow(ctx context.Context, s *acpSession, srv AgentServer, con
 		FallbackLLM:        localserver.FallbackLLM(a.log),
 		ConfirmationPolicy: srv.ConfirmationPolicy,
 		WorkingDir:         s.sess.Roots()[0],
-		MCP:                s.startMCP,
+		MCP:                a.mcp.Private(s.sess),
 		ExtraMCP:           s.servers,
 		OnUpdate:           s.update,
 		TerminalOutput:     a.capabilities().terminalOutput(),
@@ -361,21 +362,6 @@ func randomID() string {
 	var b [8]byte
 	rand.Read(b[:])
 	return hex.EncodeToString(b[:])
-}
-
-// startMCP serves the session's tools to the conversation's agent, on an
-// endpoint of the session's own that closes with the conversation: where a
-// loaded or resumed conversation's agent reaches them (at), anywhere for a
-// new one.
-func (s *acpSession) startMCP(ctx context.Context, at conversation.Listen) (conversation.Endpoint, error) {
-	if s.a.cfg.StartMCP == nil {
-		return conversation.Endpoint{}, errors.New("this build cannot serve tools over MCP")
-	}
-	ep, err := s.a.cfg.StartMCP(s.sess, at)
-	if err != nil {
-		return conversation.Endpoint{}, err
-	}
-	return conversation.Endpoint{URL: ep.URL, Token: ep.Token, Close: ep.Close}, nil
 }
 
 // mcpConfig turns the client's MCP servers into the agent's mcp_config
@@ -469,31 +455,29 @@ func (s *acpSession) writeFile(ctx context.Context, path, content string) error 
 	return s.a.peer.Call(ctx, "fs/write_text_file", map[string]any{"sessionId": s.sessionID(), "path": path, "content": content}, nil)
 }
 
-// askPermission puts an action to the person through the client, naming
-// the tool call the conversation already shows when the agent-server has
-// reported it (without a server, there is none to wait for), with the
-// title its card has: the question and the card say the action the same
-// way ("Run `make test`").
+// askPermission puts an action to the person (session.Options.AskPermission).
 func (s *acpSession) askPermission(ctx context.Context, req session.PermissionRequest) (session.PermissionOutcome, error) {
-	id := req.ToolCallID
-	title := updates.Title(req.Tool, req.RawInput, updates.Heading(req.Title))
-	if conv := s.link(); conv != nil {
-		id = conv.ToolCallID(ctx, req, time.Second)
-		if t, ok := conv.ToolCallTitle(id); ok {
-			title = t
-		}
-	}
+	return s.asker().Permission(ctx, req)
+}
+
+// asker puts actions to the person through the client (askClient): a
+// question names the tool call the conversation already shows, when the
+// agent-server has reported it (without a server there is none to wait
+// for), with the title its card has, so the question and the card say the
+// action the same way ("Run `make test`"). A question the client
+// withdraws cancelled the turn (agent-shell answers it before its
+// session/cancel): the turn ends there, not with a "no" the agent would
+// work around.
+func (s *acpSession) asker() *facekit.Asker {
+	return &facekit.Asker{Ask: s.askClient, Link: s.link, CardTitles: true, Cancelled: s.cancelTurn}
+}
+
+// askClient puts a question to the client (session/request_permission),
+// saying the file a file action really touches when the path the agent
+// named leads to another.
+func (s *acpSession) askClient(ctx context.Context, req session.PermissionRequest, toolCallID string) (session.PermissionOutcome, error) {
 	if named, real := s.realTarget(req); real != "" {
-		title = titleWithTarget(title, req.Kind, named, real)
+		req.Title = titleWithTarget(req.Title, req.Kind, named, real)
 	}
-	req.Title = title
-	out, err := updates.AskPermission(ctx, s.a.peer.Call, req, id, s.sessionID(), "")
-	if err == nil && out.Cancelled {
-		// ACP: a permission request answers "cancelled" because the
-		// person cancelled the turn (agent-shell answers it before its
-		// session/cancel): the turn ends here, not with a "no" the agent
-		// would work around.
-		s.cancelTurn()
-	}
-	return out, err
+	return updates.AskPermission(ctx, s.a.peer.Call, req, toolCallID, s.sessionID(), "")
 }

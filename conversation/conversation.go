@@ -37,11 +37,15 @@ import (
 	"github.com/oh-bridge/oh-bridge/updates"
 )
 
-// Endpoint is an MCP endpoint serving the session's tools.
+// Endpoint is an MCP endpoint serving the session's tools, as every face
+// and the starter (facekit.StartMCP) hand it around.
 type Endpoint struct {
 	URL, Token string
-	// Close, when set, is called when the link closes: an endpoint made
-	// for this link alone. A shared one (the editor's mcp/start) has none.
+	// Sessions counts its MCP sessions (nil: not known).
+	Sessions func() int
+	// Close stops it. A link calls it when it closes, when set: an
+	// endpoint made for this link alone. A shared one (the editor's
+	// mcp/start) is handed to links without it.
 	Close func(context.Context) error
 }
 

@@ -46,7 +46,7 @@ func (h *Handlers) listConversations(ctx context.Context, p *listConversationsPa
 	}
 	page, err := conversation.List(ctx, conversation.ListOptions{
 		ServerURL:     p.ServerURL,
-		SessionAPIKey: h.keyFor(p.ServerURL, p.SessionAPIKey),
+		SessionAPIKey: h.local.KeyFor(p.ServerURL, p.SessionAPIKey),
 		Header:        header,
 		HTTPClient:    h.httpClient(),
 		WorkingDir:    h.Roots()[0],

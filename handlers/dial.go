@@ -131,7 +131,7 @@ func (h *Handlers) connect(ctx context.Context, p *connectParams) (*connectResul
 	l, err := conversation.Open(ctx, conversation.Options{
 		Session:            sess,
 		ServerURL:          p.ServerURL,
-		SessionAPIKey:      h.keyFor(p.ServerURL, p.SessionAPIKey),
+		SessionAPIKey:      h.local.KeyFor(p.ServerURL, p.SessionAPIKey),
 		Header:             header,
 		HTTPClient:         h.httpClient(),
 		ConversationID:     p.ConversationID,
@@ -142,7 +142,7 @@ func (h *Handlers) connect(ctx context.Context, p *connectParams) (*connectResul
 		ConfirmationPolicy: p.ConfirmationPolicy,
 		FallbackLLM:        localserver.FallbackLLM(h.log),
 		WorkingDir:         h.Roots()[0],
-		MCP:                h.ensureMCP,
+		MCP:                h.mcp.Shared(sess),
 		OnUpdate: func(u updates.Update) {
 			h.notify(context.Background(), "openhands/did_update_conversation",
 				&didUpdateConversationParams{ConversationID: convID.Load().(string), Update: u})
@@ -179,46 +179,6 @@ func checkServerURL(s string) error {
 		return rpc.InvalidParams("serverUrl", "the OpenHands agent-server's http(s) URL, e.g. http://localhost:8000")
 	}
 	return nil
-}
-
-// ensureMCP is the MCP endpoint the agent-server's agent reaches its tools
-// through: for a new conversation, the running one or a new one on a free
-// port. It stays when the conversation ends: the person may have handed it
-// to other agents. An attached conversation's agent reaches its tools
-// where it did when it was created (at): the running endpoint if that is
-// it, else the editor's endpoint started there when none runs, else one
-// there for this conversation alone, closed with it.
-func (h *Handlers) ensureMCP(ctx context.Context, at conversation.Listen) (conversation.Endpoint, error) {
-	if at == (conversation.Listen{}) {
-		res, err := h.mcpStart(ctx, &mcpStartParams{})
-		if err != nil {
-			return conversation.Endpoint{}, err
-		}
-		return conversation.Endpoint{URL: res.URL, Token: res.Token}, nil
-	}
-	sess := h.workspaceSession()
-	if sess == nil {
-		return conversation.Endpoint{}, rpc.NewError(rpc.CodeInternalError, "the workspace is not open: initialize first", nil)
-	}
-	if h.cfg.StartMCP == nil {
-		return conversation.Endpoint{}, &mcpUnavailableError{"this bridge was built without MCP"}
-	}
-	m := &h.mcp
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.ep != nil && m.ep.Port == at.Port && m.ep.Token == at.Token {
-		return conversation.Endpoint{URL: m.ep.URL, Token: m.ep.Token}, nil
-	}
-	ep, err := h.cfg.StartMCP(sess, at, nil)
-	if err != nil {
-		return conversation.Endpoint{}, err
-	}
-	if m.ep == nil {
-		m.ep = ep
-		h.log.Info("MCP endpoint started where the attached conversation's agent reaches it", "url", ep.URL)
-		return conversation.Endpoint{URL: ep.URL, Token: ep.Token}, nil
-	}
-	return conversation.Endpoint{URL: ep.URL, Token: ep.Token, Close: ep.Close}, nil
 }
 
 // reportStatus sends openhands/did_change_status when the status changed.

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/oh-bridge/oh-bridge/facekit"
 	"github.com/oh-bridge/oh-bridge/localserver"
 	"github.com/oh-bridge/oh-bridge/rpc"
 	"github.com/oh-bridge/oh-bridge/session"
@@ -21,9 +22,10 @@ type Config struct {
 	// client's workspace folders are added at initialize.
 	Roots  []string
 	Logger *slog.Logger
-	// StartMCP opens the MCP endpoint for mcp/start; nil answers that
+	// StartMCP opens the MCP endpoints: mcp/start's, and where an
+	// attached conversation's agent reaches its tools; nil answers that
 	// this build has no MCP.
-	StartMCP MCPStarter
+	StartMCP facekit.StartMCP
 	// ServerConfig is what the bridge's config file says of the
 	// agent-server, for openhands/find_server; ConfigError why the file
 	// was left out, said there too.
@@ -69,9 +71,9 @@ type Handlers struct {
 	docs  *openDocuments // the client's open documents, as applyEdit must name them (documents.go)
 	terms *termStreams   // terminal output streamed to the client (terminals.go)
 	dial  *dialState     // the conversation on an OpenHands agent-server (dial.go)
-	mcp   mcpState       // the MCP endpoint, while one runs (mcp.go)
-	// localSrv is the agent-server found or started here (localserver.go).
-	localSrv *localState
+	mcp   *facekit.MCP   // the MCP endpoint, while one runs (mcp.go)
+	// local is the agent-server found or started here (localserver.go).
+	local *localserver.Local
 }
 
 // New returns handlers for one connection. Call Bind before serving.
@@ -79,7 +81,9 @@ func New(cfg Config) *Handlers {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Handlers{cfg: cfg, log: cfg.Logger.With("component", "handlers")}
+	return &Handlers{cfg: cfg, log: cfg.Logger.With("component", "handlers"),
+		mcp:   &facekit.MCP{Start: cfg.StartMCP, Log: cfg.Logger.With("component", "handlers")},
+		local: &localserver.Local{Find: localserver.Options{Config: cfg.ServerConfig, Trust: cfg.Trust}}}
 }
 
 // Bind connects the handlers to the connection that serves them.
@@ -91,7 +95,7 @@ func (h *Handlers) Shutdown(ctx context.Context) {
 	h.log.Debug("shutdown")
 	h.stopDial(ctx)
 	h.stopLocal()
-	h.stopMCP(ctx)
+	h.mcp.Stop(ctx)
 	h.stopTerminals()
 	h.closeSession(ctx)
 }

@@ -3,23 +3,11 @@ package handlers
 import (
 	"context"
 	"strings"
-	"sync"
 
 	"github.com/oh-bridge/oh-bridge/internal/sockowner"
 	"github.com/oh-bridge/oh-bridge/localserver"
 	"github.com/oh-bridge/oh-bridge/rpc"
 )
-
-// localState is the agent-server found or started for this connection:
-// the keys of the servers found (the editor is told where a key came
-// from, never the key: connect and list with that URL and no key use it),
-// and the server the bridge started, stopped with the connection.
-type localState struct {
-	start   sync.Mutex // one start at a time
-	mu      sync.Mutex
-	keys    map[string]string // server URL → its session key
-	started *localserver.Server
-}
 
 // FoundServer says what openhands/find_server found.
 type FoundServer struct {
@@ -93,25 +81,15 @@ type findServerResult struct {
 const installHint = "Install OpenHands' agent-server: `uv tool install openhands-agent-server` (then `agent-server` is on PATH), " +
 	"or `pip install openhands-agent-server`, or install uv (https://docs.astral.sh/uv/) or Docker and the bridge starts it for you."
 
-func (h *Handlers) local() *localState {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.localSrv == nil {
-		h.localSrv = &localState{keys: map[string]string{}}
-	}
-	return h.localSrv
-}
-
 // findServer looks for the agent-server the person runs here
 // (localserver.Find), for a conversation asked for with no server
 // configured. It probes loopback ports: the editor calls it only when the
 // person starts a conversation.
 func (h *Handlers) findServer(ctx context.Context, _ *noParams) (*findServerResult, error) {
-	l := h.local()
-	if s := l.running(); s != nil {
+	if s := h.local.Running(); s != nil {
 		return &findServerResult{Found: foundOf(&s.Found), Tried: []TriedServer{}, Untrusted: []UntrustedServer{}, Ways: []StartWay{}}, nil
 	}
-	found, tried, err := localserver.Find(ctx, localserver.Options{Config: h.cfg.ServerConfig, Trust: h.cfg.Trust})
+	found, tried, err := h.local.Search(ctx)
 	out := &findServerResult{Tried: make([]TriedServer, 0, len(tried)+1), Untrusted: []UntrustedServer{}, Ways: []StartWay{}}
 	if err := h.cfg.ConfigError; err != nil {
 		out.Tried = append(out.Tried, TriedServer{Source: string(localserver.FromConfig), Why: err.Error()})
@@ -123,7 +101,6 @@ func (h *Handlers) findServer(ctx context.Context, _ *noParams) (*findServerResu
 		}
 	}
 	if err == nil {
-		l.remember(found.URL, found.SessionAPIKey)
 		out.Found = foundOf(found)
 		h.log.Info("found an agent-server", "url", found.URL, "source", found.Source, "key", found.KeySource, "version", found.Version)
 		return out, nil
@@ -199,10 +176,7 @@ type startServerParams struct {
 // 127.0.0.1 with a fresh key, its output going to the editor as
 // openhands/server_output; it stops with the connection.
 func (h *Handlers) startServer(ctx context.Context, p *startServerParams) (*FoundServer, error) {
-	l := h.local()
-	l.start.Lock()
-	defer l.start.Unlock()
-	if s := l.running(); s != nil {
+	if s := h.local.Running(); s != nil {
 		return foundOf(&s.Found), nil
 	}
 	var way *localserver.Way
@@ -216,14 +190,13 @@ func (h *Handlers) startServer(ctx context.Context, p *startServerParams) (*Foun
 		return nil, rpc.InvalidParams("kind", "a way openhands/find_server offered (installed, uvx or docker) that is there: "+installHint)
 	}
 	h.log.Info("starting an agent-server", "how", way.Describe(), "command", strings.Join(way.Command(0), " "))
-	s, err := localserver.Start(ctx, *way, localserver.StartOptions{Log: serverOutput{h}, Trust: h.cfg.Trust})
+	s, fresh, err := h.local.Start(ctx, *way, localserver.StartOptions{Log: serverOutput{h}})
 	if err != nil {
 		return nil, err
 	}
-	l.mu.Lock()
-	l.started = s
-	l.keys[s.URL] = s.SessionAPIKey
-	l.mu.Unlock()
+	if !fresh {
+		return foundOf(&s.Found), nil
+	}
 	h.log.Info("started an agent-server", "url", s.URL, "version", s.Version, "pid", s.PID())
 	return foundOf(&s.Found), nil
 }
@@ -242,58 +215,9 @@ type serverOutputParams struct {
 	Data string `json:"data"`
 }
 
-// running is the server the bridge started, while its process lives.
-func (l *localState) running() *localserver.Server {
-	l.mu.Lock()
-	s := l.started
-	l.mu.Unlock()
-	if s == nil {
-		return nil
-	}
-	select {
-	case <-s.Done():
-		return nil
-	default:
-		return s
-	}
-}
-
-func (l *localState) remember(url, key string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if key != "" {
-		l.keys[url] = key
-	}
-}
-
-// keyFor is the key of a server found or started, for a request that
-// names its URL and no key.
-func (h *Handlers) keyFor(url, given string) string {
-	if given != "" {
-		return given
-	}
-	l := h.local()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.keys[strings.TrimRight(url, "/")]
-}
-
 // stopLocal stops the server the bridge started.
 func (h *Handlers) stopLocal() {
-	h.mu.Lock()
-	l := h.localSrv
-	h.mu.Unlock()
-	if l == nil {
-		return
-	}
-	l.start.Lock() // a start in progress ends first (its context ends with the connection)
-	defer l.start.Unlock()
-	l.mu.Lock()
-	s := l.started
-	l.started = nil
-	l.mu.Unlock()
-	if s != nil {
-		h.log.Info("stopping the agent-server it started", "url", s.URL, "pid", s.PID())
-		s.Stop()
+	if s := h.local.Stop(); s != nil {
+		h.log.Info("stopped the agent-server it started", "url", s.URL, "pid", s.PID())
 	}
 }

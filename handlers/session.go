@@ -3,8 +3,9 @@ package handlers
 import (
 	"context"
 	"errors"
-	"time"
 
+	"github.com/oh-bridge/oh-bridge/conversation"
+	"github.com/oh-bridge/oh-bridge/facekit"
 	"github.com/oh-bridge/oh-bridge/session"
 	"github.com/oh-bridge/oh-bridge/updates"
 )
@@ -80,17 +81,19 @@ func (h *Handlers) closeSession(ctx context.Context) {
 	}
 }
 
-// askPermission puts an action to the person with ACP's
-// session/request_permission; the client's modal or inline prompt answers.
-// A V1 conversation's call is named as the conversation view shows it.
+// askPermission puts an action to the person (session.Options.AskPermission):
+// a conversation's call is named as the view's card names it, and the
+// editor's prompt answers "cancelled" when the person dismisses it, a "no"
+// to this action, not the end of anything (facekit.Asker without
+// Cancelled).
 func (h *Handlers) askPermission(ctx context.Context, req session.PermissionRequest) (session.PermissionOutcome, error) {
-	id := req.ToolCallID
-	if c := h.dialing().conversation(); c != nil {
-		id = c.ToolCallID(ctx, req, time.Second)
-	}
-	out, err := updates.AskPermission(ctx, h.conn.Call, req, id, "", req.Agent)
-	// The editor's prompt answers "cancelled" when the person dismisses
-	// it: a "no" to this action, not the end of anything.
-	out.Cancelled = false
-	return out, err
+	a := facekit.Asker{Ask: h.askClient, Link: func() *conversation.Link { return h.dialing().conversation() }}
+	return a.Permission(ctx, req)
+}
+
+// askClient puts a question to the editor with ACP's
+// session/request_permission, saying which agent asks; the client's modal
+// or inline prompt answers.
+func (h *Handlers) askClient(ctx context.Context, req session.PermissionRequest, toolCallID string) (session.PermissionOutcome, error) {
+	return updates.AskPermission(ctx, h.conn.Call, req, toolCallID, "", req.Agent)
 }

@@ -12,12 +12,9 @@ import (
 	"strings"
 
 	"github.com/oh-bridge/oh-bridge/acp"
-	"github.com/oh-bridge/oh-bridge/conversation"
 	"github.com/oh-bridge/oh-bridge/internal/ownfile"
 	"github.com/oh-bridge/oh-bridge/localserver"
-	"github.com/oh-bridge/oh-bridge/mcpserver"
 	"github.com/oh-bridge/oh-bridge/rpc"
-	"github.com/oh-bridge/oh-bridge/session"
 )
 
 // acpConfigFile is what the config file holds; flags, then the
@@ -179,7 +176,7 @@ func acpMain(args []string) int {
 		Logger:         logger,
 		Server:         srv,
 		Trust:          trusted,
-		StartMCP:       acpMCP(logger, trusted),
+		StartMCP:       startMCP(logger, trusted),
 		HowToConfigure: howToConfigure(*configPath),
 		Local:          local,
 	})
@@ -199,20 +196,6 @@ func acpMain(args []string) int {
 		return c
 	}
 	return 0
-}
-
-// acpMCP opens an ACP session's MCP endpoint for its conversation's agent:
-// anywhere for a new conversation, and where a loaded or resumed one's
-// agent reaches its tools (at), taking over its MCP session.
-func acpMCP(logger *slog.Logger, trust *localserver.Trust) func(*session.Session, conversation.Listen) (*acp.MCPEndpoint, error) {
-	return func(sess *session.Session, at conversation.Listen) (*acp.MCPEndpoint, error) {
-		srv := mcpserver.New(sess, mcpserver.Options{Version: version, Logger: logger})
-		ep, err := srv.ListenHTTP(mcpserver.HTTPOptions{Port: at.Port, Token: at.Token, AdoptSessions: at.Token != "", AllowUID: trust.AllowsUID})
-		if err != nil {
-			return nil, err
-		}
-		return &acp.MCPEndpoint{URL: ep.URL, Token: ep.Token, Close: ep.Close}, nil
-	}
 }
 
 // howToConfigure is the answer to a prompt when no server is configured.

@@ -8,8 +8,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/oh-bridge/oh-bridge/conversation"
-	"github.com/oh-bridge/oh-bridge/handlers"
+	"github.com/oh-bridge/oh-bridge/facekit"
 	"github.com/oh-bridge/oh-bridge/localserver"
 	"github.com/oh-bridge/oh-bridge/mcpserver"
 	"github.com/oh-bridge/oh-bridge/session"
@@ -76,15 +75,9 @@ func mcpMain(args []string) int {
 	return 0
 }
 
-// startMCP opens the editor bridge's MCP endpoint over its session; the
-// processes of the users trust allows may connect.
-func startMCP(logger *slog.Logger, trust *localserver.Trust) handlers.MCPStarter {
-	return func(sess *session.Session, at conversation.Listen, origins []string) (*handlers.MCPEndpoint, error) {
-		srv := mcpserver.New(sess, mcpserver.Options{Version: version, Logger: logger})
-		ep, err := srv.ListenHTTP(mcpserver.HTTPOptions{Port: at.Port, Token: at.Token, AdoptSessions: at.Token != "", AllowedOrigins: origins, AllowUID: trust.AllowsUID})
-		if err != nil {
-			return nil, err
-		}
-		return &handlers.MCPEndpoint{URL: ep.URL, Token: ep.Token, Port: ep.Port, Sessions: srv.Sessions, Close: ep.Close}, nil
-	}
+// startMCP is the MCP starter both faces get: the editor bridge's endpoint
+// and a conversation's, over their session; the processes of the users
+// trust allows may connect.
+func startMCP(logger *slog.Logger, trust *localserver.Trust) facekit.StartMCP {
+	return mcpserver.Starter(mcpserver.Options{Version: version, Logger: logger}, trust.AllowsUID)
 }

@@ -29,6 +29,7 @@ type Layer struct {
 var Stack = []Layer{
 	{Name: "command", Packages: []string{"cmd/oh-bridge"}},
 	{Name: "faces", Packages: []string{"handlers", "acp", "mcpserver"}},
+	{Name: "face kit", Packages: []string{"facekit"}},
 	{Name: "conversation link", Packages: []string{"conversation", "localserver"}},
 	{Name: "face parts", Packages: []string{"updates", "agentserver"}},
 	{Name: "session", Packages: []string{"session"}},
@@ -47,6 +48,7 @@ var Forbidden = map[string][]string{
 	"handlers":     {"engine"},
 	"acp":          {"engine", "ohtools", "ohactions"},
 	"mcpserver":    {"engine", "ohactions"},
+	"facekit":      {"engine", "ohtools", "ohactions"},
 	"conversation": {"engine"},
 	"localserver":  {"engine", "session", "ohtools", "ohactions"},
 	"updates":      {"engine"},
