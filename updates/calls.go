@@ -162,7 +162,7 @@ func (t *Tracker) ended(c *call, ev session.CallEvent) {
 	// events may not have reached the command's start either): a
 	// terminal's text is only ever its commands', and the next call on the
 	// terminal takes it over.
-	if c.terminal != "" && (ev.Observation == nil || ev.Observation.Command == nil || !ev.Observation.Command.Running()) {
+	if c.terminal != "" && (ev.Observation == nil || ev.Observation.Command == nil || !ev.Observation.Command.Running) {
 		c.awaitEnd = true
 	}
 }
