@@ -24,6 +24,9 @@ type Config struct {
 	// StartMCP opens the MCP endpoint for mcp/start; nil answers that
 	// this build has no MCP.
 	StartMCP MCPStarter
+	// ExtraTools are the tools of the bridge's own its MCP endpoint serves
+	// beside OpenHands' (--extra-tools), for the capability's tool list.
+	ExtraTools []string
 	// ServerConfig is what the bridge's config file says of the
 	// agent-server, for openhands/find_server; ConfigError why the file
 	// was left out, said there too.

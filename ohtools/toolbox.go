@@ -43,6 +43,10 @@ type ToolboxOptions struct {
 	ShellMode shellint.Mode
 	Env       map[string]string
 	Logger    *slog.Logger
+	// ShowFile shows the file at the absolute path path to the person, in
+	// an editor tab, at line (from 1; 0 for none); nil when there is no
+	// editor to show it in. The path is inside the workspace by then.
+	ShowFile func(ctx context.Context, path string, line int) error
 }
 
 // Toolbox is one agent's tools, as one OpenHands conversation has them: its

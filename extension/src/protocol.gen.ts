@@ -58,6 +58,7 @@ export interface BridgeRequests {
 
 /** The notifications the bridge sends the editor: each one's params. */
 export interface BridgeNotifications {
+  'editor/show_file': ShowFileParams;
   'fs/did_change': DidChangeFilesParams;
   'openhands/did_change_status': Status;
   'openhands/did_receive_event': DidReceiveEventParams;
@@ -588,6 +589,17 @@ export interface ServerInfo {
  */
 export interface ServerOutputParams {
   data: string;
+}
+
+/**
+ * showFileParams asks the editor to show the person a file of the
+ * workspace in a tab (a tool of the agent's, open_file, shows it).
+ */
+export interface ShowFileParams {
+  /** Path is absolute, inside the workspace. */
+  path: string;
+  /** Line is the line to reveal, from 1; absent shows the file's top. */
+  line?: number;
 }
 
 export interface StartServerParams {
