@@ -55,12 +55,12 @@ type Tracker struct {
 
 // call is one tool call of the agent.
 type call struct {
-	id      string
-	tool    string
-	key     string
-	args    json.RawMessage
-	title   string // as its card shows it
-	path    string
+	id    string
+	tool  string
+	key   string
+	args  json.RawMessage
+	title string // as its card shows it
+	path  string
 	// card is what the tool's declaration says the card shows (its kind,
 	// the file, the change proposed, the plan set); zero when ohtools does
 	// not know the tool or its arguments.
