@@ -197,6 +197,9 @@ func ExtraTools() []string {
 type UnknownExtraToolError struct{ Name string }
 
 func (e *UnknownExtraToolError) Error() string {
+	if len(ExtraTools()) == 0 {
+		return fmt.Sprintf("there is no extra tool %q: this bridge has none", e.Name)
+	}
 	return fmt.Sprintf("there is no extra tool %q: the extra tools are %s", e.Name, strings.Join(ExtraTools(), ", "))
 }
 
