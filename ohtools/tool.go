@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -97,9 +98,14 @@ type Tool struct {
 	Card        CardKind
 	Extra       bool
 
-	parse func(raw json.RawMessage) (Args, error)
+	argType reflect.Type
+	parse   func(raw json.RawMessage) (Args, error)
 	run   func(ctx context.Context, tb *Toolbox, args Args, progress func(Progress)) (*Observation, error)
 }
+
+// ArgsType is the Go type the tool's arguments parse into (*TerminalArgs,
+// ...): internal/protogen writes it for the extension.
+func (t *Tool) ArgsType() reflect.Type { return t.argType }
 
 // Definition is the tool as an agent working in workingDir sees it.
 func (t *Tool) Definition(workingDir string) Definition {
@@ -121,7 +127,7 @@ var registry struct {
 func declare[A Args](s Spec[A]) *Tool {
 	t := &Tool{
 		Name: s.Name, Description: s.Description, Schema: s.Schema, Annotations: s.Annotations,
-		Card: s.Card, Extra: s.Extra,
+		Card: s.Card, Extra: s.Extra, argType: reflect.TypeFor[A](),
 		parse: func(raw json.RawMessage) (Args, error) { return s.Parse(raw) },
 		run: func(ctx context.Context, tb *Toolbox, args Args, progress func(Progress)) (*Observation, error) {
 			a, ok := args.(A)
