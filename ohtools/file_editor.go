@@ -12,7 +12,7 @@ import (
 // FileEditorTool is the file editor's name.
 const FileEditorTool = "file_editor"
 
-var fileEditorTool = declare(Spec[*FileEditorArgs]{
+var _ = declare(Spec[*FileEditorArgs]{
 	Name:        FileEditorTool,
 	Description: fileEditorDescription,
 	Schema:      fileEditorSchema,

@@ -12,7 +12,7 @@ import (
 // shows the person a file of the workspace in an editor tab, at a line.
 // It is off unless asked for (Extra), so the default tools stay
 // OpenHands' own.
-var openFileTool = declare(Spec[*OpenFileArgs]{
+var _ = declare(Spec[*OpenFileArgs]{
 	Name:        "open_file",
 	Description: openFileDescription,
 	Schema:      openFileSchema,

@@ -138,9 +138,9 @@ func TestOpenFileRefusesPathsOutsideTheWorkspace(t *testing.T) {
 	}, "open_file")
 	outside := filepath.Join(filepath.Dir(dir), "elsewhere.go")
 	cases := map[string]string{
-		outside:                         "path " + outside + " is outside the workspace roots [" + dir + "]; use a path inside one of them",
+		outside:                          "path " + outside + " is outside the workspace roots [" + dir + "]; use a path inside one of them",
 		filepath.Join(dir, "missing.go"): filepath.Join(dir, "missing.go") + " does not exist",
-		dir:                             dir + " is a directory, not a file; list it instead",
+		dir:                              dir + " is a directory, not a file; list it instead",
 	}
 	for path, want := range cases {
 		text, isErr := callOpenFile(t, c, map[string]any{"path": path})

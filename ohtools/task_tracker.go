@@ -29,7 +29,7 @@ type taskTracker struct {
 // TaskTrackerTool is the task tracker's name.
 const TaskTrackerTool = "task_tracker"
 
-var taskTrackerTool = declare(Spec[*TaskTrackerArgs]{
+var _ = declare(Spec[*TaskTrackerArgs]{
 	Name:        TaskTrackerTool,
 	Description: taskTrackerDescription,
 	Schema:      taskTrackerSchema,

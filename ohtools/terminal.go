@@ -56,7 +56,7 @@ type terminal struct {
 // TerminalTool is the terminal's name.
 const TerminalTool = "terminal"
 
-var terminalTool = declare(Spec[*TerminalArgs]{
+var _ = declare(Spec[*TerminalArgs]{
 	Name:        TerminalTool,
 	Description: terminalDescription,
 	Schema:      terminalSchema,

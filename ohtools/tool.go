@@ -100,7 +100,7 @@ type Tool struct {
 
 	argType reflect.Type
 	parse   func(raw json.RawMessage) (Args, error)
-	run   func(ctx context.Context, tb *Toolbox, args Args, progress func(Progress)) (*Observation, error)
+	run     func(ctx context.Context, tb *Toolbox, args Args, progress func(Progress)) (*Observation, error)
 }
 
 // ArgsType is the Go type the tool's arguments parse into (*TerminalArgs,
@@ -123,7 +123,8 @@ var registry struct {
 }
 
 // declare adds a tool to the registry; each tool's file calls it once, in
-// a package-level var.
+// a package-level `var _ = declare(Spec[...]{...})`: the registry is the
+// only list of tools.
 func declare[A Args](s Spec[A]) *Tool {
 	t := &Tool{
 		Name: s.Name, Description: s.Description, Schema: s.Schema, Annotations: s.Annotations,

@@ -114,7 +114,10 @@ func TestEditorShowsOpenFile(t *testing.T) {
 	if got, want := init.Capabilities.MCP.Tools, []string{"terminal", "file_editor", "task_tracker", "open_file"}; !slices.Equal(got, want) {
 		t.Errorf("capabilities.mcp.tools = %q, want %q", got, want)
 	}
-	var ep mcpEndpoint
+	var ep struct {
+		URL   string `json:"url"`
+		Token string `json:"token"`
+	}
 	if err := b.client.Call(ctx, "mcp/start", nil, &ep); err != nil {
 		t.Fatal(err)
 	}
