@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/oh-bridge/oh-bridge/editor"
 )
@@ -73,6 +74,55 @@ func (f *FileEditorArgs) request() editor.Request {
 }
 
 var fileEditorCommands = []string{editor.CommandView, editor.CommandCreate, editor.CommandStrReplace, editor.CommandInsert, editor.CommandUndoEdit}
+
+// fileEditorModel is FileEditorAction's pydantic model; a call without
+// a command gets the one its other names imply.
+var fileEditorModel = actionModel{name: "FileEditorAction", fields: []actionField{
+	{name: "command", typ: tLiteral, required: true, literals: fileEditorCommands},
+	{name: "path", typ: tStr, required: true},
+	{name: "file_text", typ: tStr},
+	{name: "old_str", typ: tStr},
+	{name: "new_str", typ: tStr},
+	{name: "insert_line", typ: tInt},
+	{name: "view_range", typ: tIntList},
+}, infer: inferFileEditorCommand}
+
+// fileEditorHints are the names that say a call is file_editor's.
+var fileEditorHints = []string{"old_str", "new_str", "insert_line", "file_text", "path", "view_range"}
+
+// inferFileEditorCommand is normalize_tool_call's file_editor rule: a call
+// without a command gets the one its other names imply, put first.
+func inferFileEditorCommand(args *pyValue) error {
+	if args.get("command") != nil {
+		return nil
+	}
+	inferred := ""
+	for _, r := range [][2]string{{"old_str", "str_replace"}, {"insert_line", "insert"}, {"file_text", "create"}, {"path", "view"}} {
+		if args.get(r[0]) != nil {
+			inferred = r[1]
+			break
+		}
+	}
+	if inferred != "" {
+		rest := args.copyDict()
+		*args = *newPyDict()
+		args.set("command", &pyValue{kind: pyStr, s: inferred})
+		for _, k := range rest.keys {
+			args.set(k, rest.vals[k])
+		}
+		return nil
+	}
+	hinted := false
+	for _, h := range fileEditorHints {
+		hinted = hinted || args.get(h) != nil
+	}
+	if len(args.keys) > 0 && hinted {
+		return nil
+	}
+	return &ArgumentError{Tool: FileEditorTool, Keys: append([]string{}, args.keys...), Reason: fmt.Sprintf(
+		"Cannot infer 'command' for tool '%s' from empty arguments %s. Expected one of: str_replace, insert, create, "+
+			"view with appropriate arguments (e.g., old_str for str_replace, path for view).", FileEditorTool, args.repr())}
+}
 
 func parseFileEditorArgs(raw json.RawMessage) (*FileEditorArgs, error) {
 	v, err := checkArguments(FileEditorTool, fileEditorModel, raw)

@@ -33,7 +33,7 @@ var _ = declare(Spec[*OpenFileArgs]{
 	},
 })
 
-var openFileModel = actionModel{"OpenFileAction", []actionField{
+var openFileModel = actionModel{name: "OpenFileAction", fields: []actionField{
 	{name: "path", typ: tStr, required: true},
 	{name: "line", typ: tInt},
 }}

@@ -75,6 +75,12 @@ func parseTaskTrackerArgs(raw json.RawMessage) (*TaskTrackerArgs, error) {
 	return t, nil
 }
 
+// taskTrackerModel is TaskTrackerAction's pydantic model.
+var taskTrackerModel = actionModel{name: "TaskTrackerAction", fields: []actionField{
+	{name: "command", typ: tLiteral, literals: []string{"view", "plan"}},
+	{name: "task_list", typ: tTaskList},
+}}
+
 func (t *taskTracker) run(args *TaskTrackerArgs) *Observation {
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -110,6 +110,14 @@ func parseTerminalArgs(raw json.RawMessage) (*TerminalArgs, error) {
 	return t, nil
 }
 
+// terminalModel is TerminalAction's pydantic model.
+var terminalModel = actionModel{name: "TerminalAction", fields: []actionField{
+	{name: "command", typ: tStr, required: true},
+	{name: "is_input", typ: tBool},
+	{name: "timeout", typ: tNumber},
+	{name: "reset", typ: tBool},
+}}
+
 // run is TerminalExecutor.__call__ for one action.
 func (t *terminal) run(ctx context.Context, args *TerminalArgs) (*Observation, error) {
 	if args.Reset && args.IsInput {
