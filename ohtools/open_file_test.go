@@ -13,6 +13,7 @@ import (
 	"github.com/oh-bridge/oh-bridge/mcpserver"
 	"github.com/oh-bridge/oh-bridge/ohtools"
 	"github.com/oh-bridge/oh-bridge/session"
+	"github.com/oh-bridge/oh-bridge/updates"
 )
 
 // shown is a file the editor was asked to show.
@@ -150,5 +151,29 @@ func TestOpenFileRefusesPathsOutsideTheWorkspace(t *testing.T) {
 	}
 	if len(got) != 0 {
 		t.Errorf("the editor was asked to show %v", got)
+	}
+}
+
+// TestOpenFileCard: what the faces show of a call comes from the
+// declaration alone: ACP's kind and title, the card's file and line, no
+// question asked; arguments are checked the agent's way.
+func TestOpenFileCard(t *testing.T) {
+	args := []byte(`{"path": "/w/a.go", "line": "3"}`) // lax, as pydantic: "3" is 3
+	c, err := ohtools.Parse("open_file", args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (ohtools.Action{Kind: "read", Title: "show /w/a.go:3"}); c.Action != want {
+		t.Errorf("action %+v, want %+v", c.Action, want)
+	}
+	if c.CardKind != ohtools.CardFile || c.Card.Path != "/w/a.go" || c.Card.Line == nil || *c.Card.Line != 3 || c.Card.Edits || c.Card.Proposed != nil {
+		t.Errorf("card %s %+v, want the file card of /w/a.go at line 3, no edit", c.CardKind, c.Card)
+	}
+	if got := updates.Title("open_file", args, "fallback"); got != "Show /w/a.go:3" {
+		t.Errorf("the card's title is %q, want %q", got, "Show /w/a.go:3")
+	}
+	_, err = ohtools.Parse("open_file", []byte(`{"line": 3}`))
+	if err == nil || !strings.HasPrefix(err.Error(), "Error validating tool 'open_file': 1 validation error for OpenFileAction\npath\n  Field required") {
+		t.Errorf("no path: %v", err)
 	}
 }
