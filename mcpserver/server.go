@@ -122,7 +122,19 @@ func New(sess *session.Session, o Options) *Server {
 
 // instructions name the tools as served.
 func (s *Server) instructions() string {
-	return fmt.Sprintf(instructions, toolNames(s.opts.ToolPrefix, s.tools))
+	var own, extra []*ohtools.Tool
+	for _, t := range s.tools {
+		if t.Extra {
+			extra = append(extra, t)
+		} else {
+			own = append(own, t)
+		}
+	}
+	text := fmt.Sprintf(instructions, toolNames(s.opts.ToolPrefix, own))
+	if len(extra) > 0 {
+		text += fmt.Sprintf(" Also served, tools of the bridge's own that OpenHands does not have: %s.", toolNames(s.opts.ToolPrefix, extra))
+	}
+	return text
 }
 
 // implementation is who the server says it is, at initialize and at

@@ -95,6 +95,10 @@ func TestOpenFileOnlyWhenAsked(t *testing.T) {
 	if got, want := listed(t, c), append(slices.Clone(openHands), "open_file"); !slices.Equal(got, slices.Sorted(slices.Values(want))) {
 		t.Errorf("with open_file asked for, tools = %q, want %q", got, want)
 	}
+	if in := c.InitializeResult().Instructions; !strings.Contains(in, "OpenHands' own tools (terminal, file_editor, task_tracker)") ||
+		!strings.HasSuffix(in, " Also served, tools of the bridge's own that OpenHands does not have: open_file.") {
+		t.Errorf("the instructions do not tell OpenHands' tools from the bridge's own: %s", in)
+	}
 	err := mcpserver.CheckExtraTools([]string{"terminal"})
 	if err == nil || err.Error() != `there is no extra tool "terminal": the extra tools are open_file` {
 		t.Errorf("CheckExtraTools(terminal) = %v, want the names there are", err)
