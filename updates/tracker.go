@@ -336,11 +336,14 @@ func (t *Tracker) action(e *event) {
 	if e.Summary != "" {
 		fallback = e.Summary
 	}
+	// The arguments are parsed once: kind, title and card all come from
+	// the tool's declaration.
+	c.title = fallback
 	if p, err := ohtools.Parse(e.ToolName, args); err == nil {
 		u.Kind = p.Action.Kind
+		c.title = Heading(p.Action.Title)
 		c.card, c.kind = p.Card, p.CardKind
 	}
-	c.title = Title(e.ToolName, args, fallback)
 	u.Title = c.title
 	if c.kind == ohtools.CardCommand && t.opts.TerminalOutput {
 		// Both agents of the convention open the terminal with the
