@@ -26,6 +26,9 @@ type Config struct {
 	// attached conversation's agent reaches its tools; nil answers that
 	// this build has no MCP.
 	StartMCP facekit.StartMCP
+	// ExtraTools are the tools of the bridge's own its MCP endpoint serves
+	// beside OpenHands' (--extra-tools), for the capability's tool list.
+	ExtraTools []string
 	// ServerConfig is what the bridge's config file says of the
 	// agent-server, for openhands/find_server; ConfigError why the file
 	// was left out, said there too.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/oh-bridge/oh-bridge/ohtools"
 	"github.com/oh-bridge/oh-bridge/rpc"
 	"github.com/oh-bridge/oh-bridge/session"
 )
@@ -114,7 +115,10 @@ func (h *Handlers) serverCapabilities(sc session.Capabilities) map[string]any {
 		"bridge":           map[string]any{"info": true, "cancelRequest": true, "workDoneProgress": true},
 	}
 	if h.cfg.StartMCP != nil {
-		caps["mcp"] = map[string]any{"http": true, "tools": []string{"terminal", "file_editor", "task_tracker"}}
+		// The tools' own list: OpenHands' and the extra ones asked for
+		// (checked by the command line already).
+		tools, _ := ohtools.Select(h.cfg.ExtraTools)
+		caps["mcp"] = map[string]any{"http": true, "tools": ohtools.Names(tools)}
 	}
 	for _, area := range []map[string]any{h.fileCapabilities(sc), h.terminalCapabilities(sc), h.openhandsCapabilities()} {
 		for k, v := range area {

@@ -14,6 +14,7 @@ import (
 // notification that is not here, or one here is never sent.
 var notifications = map[string]any{
 	"fs/did_change":             didChangeFilesParams{},
+	"editor/show_file":          showFileParams{},
 	"terminal/did_output":       didOutputParams{},
 	"terminal/did_change_state": didChangeStateParams{},
 
@@ -45,4 +46,13 @@ type didUpdateConversationParams struct {
 	// belongs to; a new one starts the view over.
 	ConversationID string         `json:"conversationId"`
 	Update         updates.Update `json:"update"`
+}
+
+// showFileParams asks the editor to show the person a file of the
+// workspace in a tab (a tool of the agent's, open_file, shows it).
+type showFileParams struct {
+	// Path is absolute, inside the workspace.
+	Path string `json:"path"`
+	// Line is the line to reveal, from 1; absent shows the file's top.
+	Line int `json:"line,omitempty"`
 }

@@ -38,6 +38,10 @@ func (h *Handlers) startSession(roots []session.RootCandidate) (*session.Session
 	if caps.RequestPermission {
 		o.AskPermission = h.askPermission
 	}
+	o.ShowFile = func(ctx context.Context, path string, line int) error {
+		h.notify(ctx, "editor/show_file", &showFileParams{Path: path, Line: line})
+		return nil
+	}
 	sess, err := session.New(o)
 	if err != nil {
 		return nil, err

@@ -39,8 +39,8 @@ func CheckToolPrefix(prefix string) error {
 		}
 	}
 	longest := 0
-	for _, d := range ohtools.Definitions("") {
-		longest = max(longest, len(d.Name))
+	for _, t := range ohtools.Tools() {
+		longest = max(longest, len(t.Name))
 	}
 	if len(prefix)+longest > maxToolName {
 		return &ToolPrefixError{Prefix: prefix, Reason: fmt.Sprintf("is too long: with it a tool's name has %d characters, and model APIs take %d at most (use %d characters or fewer)", len(prefix)+longest, maxToolName, maxToolName-longest)}
@@ -49,10 +49,17 @@ func CheckToolPrefix(prefix string) error {
 }
 
 // toolNames are the names served, prefixed, for the instructions.
-func toolNames(prefix string) string {
+func toolNames(prefix string, tools []*ohtools.Tool) string {
 	var names []string
-	for _, d := range ohtools.Definitions("") {
-		names = append(names, prefix+d.Name)
+	for _, t := range tools {
+		names = append(names, prefix+t.Name)
 	}
 	return strings.Join(names, ", ")
+}
+
+// CheckExtraTools accepts names of tools the bridge serves only when asked
+// for (ohtools.ExtraTools); its error is an *ohtools.UnknownExtraToolError.
+func CheckExtraTools(names []string) error {
+	_, err := ohtools.Select(names)
+	return err
 }

@@ -37,6 +37,10 @@ type Options struct {
 	// must pass CheckToolPrefix. The calls, texts and results are
 	// OpenHands' own whatever the names.
 	ToolPrefix string
+	// ExtraTools names tools of the bridge's own to serve beside
+	// OpenHands' (ohtools.ExtraTools: "open_file"); they must pass
+	// CheckExtraTools. None by default: the tools are OpenHands' own.
+	ExtraTools []string
 }
 
 // DefaultMaxWait answers a terminal call before OpenHands' MCP client
@@ -51,6 +55,7 @@ type Server struct {
 	log    *slog.Logger
 	sdkLog *slog.Logger
 	mcp    *mcp.Server
+	tools  []*ohtools.Tool // the tools served
 
 	mu       sync.Mutex
 	agents   map[*mcp.ServerSession]*session.Agent
@@ -65,9 +70,14 @@ const instructions = "These are OpenHands' own tools (%s), acting in the user's 
 	"and the user may be asked to allow an action first. File paths must be absolute and inside the workspace."
 
 // New returns a server for the session's tools. It panics on a ToolPrefix
-// that CheckToolPrefix refuses: callers check what a person typed first.
+// that CheckToolPrefix refuses, or ExtraTools that CheckExtraTools
+// refuses: callers check what a person typed first.
 func New(sess *session.Session, o Options) *Server {
 	if err := CheckToolPrefix(o.ToolPrefix); err != nil {
+		panic(err)
+	}
+	tools, err := ohtools.Select(o.ExtraTools)
+	if err != nil {
 		panic(err)
 	}
 	if o.Logger == nil {
@@ -79,7 +89,7 @@ func New(sess *session.Session, o Options) *Server {
 	case o.MaxWait < 0:
 		o.MaxWait = 0
 	}
-	s := &Server{sess: sess, opts: o, log: o.Logger.With("component", "mcp"), agents: map[*mcp.ServerSession]*session.Agent{}}
+	s := &Server{sess: sess, opts: o, tools: tools, log: o.Logger.With("component", "mcp"), agents: map[*mcp.ServerSession]*session.Agent{}}
 	s.sdkLog = slog.New(quieter{o.Logger.With("component", "mcp-sdk").Handler(), slog.LevelWarn})
 	s.mcp = mcp.NewServer(s.implementation(),
 		&mcp.ServerOptions{
@@ -89,7 +99,8 @@ func New(sess *session.Session, o Options) *Server {
 			SupportedProtocolVersions: ProtocolVersions,
 			GetSessionID:              s.sessionID,
 		})
-	for _, d := range ohtools.Definitions(sess.Roots()[0]) {
+	for _, t := range tools {
+		d := t.Definition(sess.Roots()[0])
 		destructive, openWorld := d.Annotations.DestructiveHint, d.Annotations.OpenWorldHint
 		// The prefix is applied here only: the handler and the session
 		// know the tool by OpenHands' name.
@@ -111,7 +122,19 @@ func New(sess *session.Session, o Options) *Server {
 
 // instructions name the tools as served.
 func (s *Server) instructions() string {
-	return fmt.Sprintf(instructions, toolNames(s.opts.ToolPrefix))
+	var own, extra []*ohtools.Tool
+	for _, t := range s.tools {
+		if t.Extra {
+			extra = append(extra, t)
+		} else {
+			own = append(own, t)
+		}
+	}
+	text := fmt.Sprintf(instructions, toolNames(s.opts.ToolPrefix, own))
+	if len(extra) > 0 {
+		text += fmt.Sprintf(" Also served, tools of the bridge's own that OpenHands does not have: %s.", toolNames(s.opts.ToolPrefix, extra))
+	}
+	return text
 }
 
 // implementation is who the server says it is, at initialize and at

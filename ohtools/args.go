@@ -3,7 +3,6 @@ package ohtools
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"strings"
 )
 
@@ -48,33 +47,14 @@ type actionField struct {
 }
 
 // actionModel is an action's pydantic model: its class name (the error
-// text names it) and its fields in order.
+// text names it) and its fields in order. infer, if set, is the tool's
+// rule for arguments that leave out what they imply (normalize_tool_call),
+// applied before the fields are fixed and validated.
 type actionModel struct {
 	name   string
 	fields []actionField
+	infer  func(args *pyValue) error
 }
-
-var (
-	terminalModel = actionModel{"TerminalAction", []actionField{
-		{name: "command", typ: tStr, required: true},
-		{name: "is_input", typ: tBool},
-		{name: "timeout", typ: tNumber},
-		{name: "reset", typ: tBool},
-	}}
-	fileEditorModel = actionModel{"FileEditorAction", []actionField{
-		{name: "command", typ: tLiteral, required: true, literals: fileEditorCommands},
-		{name: "path", typ: tStr, required: true},
-		{name: "file_text", typ: tStr},
-		{name: "old_str", typ: tStr},
-		{name: "new_str", typ: tStr},
-		{name: "insert_line", typ: tInt},
-		{name: "view_range", typ: tIntList},
-	}}
-	taskTrackerModel = actionModel{"TaskTrackerAction", []actionField{
-		{name: "command", typ: tLiteral, literals: []string{"view", "plan"}},
-		{name: "task_list", typ: tTaskList},
-	}}
-)
 
 // actionValues are an action's validated fields: string, bool, float64,
 // int, []int or []Task by the field's type; absent when not given.
@@ -108,8 +88,8 @@ func checkArguments(tool string, model actionModel, raw json.RawMessage) (action
 			}
 		}
 	}
-	if tool == FileEditorTool {
-		if err := inferFileEditorCommand(args); err != nil {
+	if model.infer != nil {
+		if err := model.infer(args); err != nil {
 			return nil, err
 		}
 	}
@@ -121,43 +101,6 @@ func checkArguments(tool string, model actionModel, raw json.RawMessage) (action
 		return nil, &ArgumentError{Tool: tool, Reason: validationText(model.name, errs), Keys: append([]string{}, args.keys...)}
 	}
 	return values, nil
-}
-
-// fileEditorHints are the names that say a call is file_editor's.
-var fileEditorHints = []string{"old_str", "new_str", "insert_line", "file_text", "path", "view_range"}
-
-// inferFileEditorCommand is normalize_tool_call's file_editor rule: a call
-// without a command gets the one its other names imply, put first.
-func inferFileEditorCommand(args *pyValue) error {
-	if args.get("command") != nil {
-		return nil
-	}
-	inferred := ""
-	for _, r := range [][2]string{{"old_str", "str_replace"}, {"insert_line", "insert"}, {"file_text", "create"}, {"path", "view"}} {
-		if args.get(r[0]) != nil {
-			inferred = r[1]
-			break
-		}
-	}
-	if inferred != "" {
-		rest := args.copyDict()
-		*args = *newPyDict()
-		args.set("command", &pyValue{kind: pyStr, s: inferred})
-		for _, k := range rest.keys {
-			args.set(k, rest.vals[k])
-		}
-		return nil
-	}
-	hinted := false
-	for _, h := range fileEditorHints {
-		hinted = hinted || args.get(h) != nil
-	}
-	if len(args.keys) > 0 && hinted {
-		return nil
-	}
-	return &ArgumentError{Tool: FileEditorTool, Keys: append([]string{}, args.keys...), Reason: fmt.Sprintf(
-		"Cannot infer 'command' for tool '%s' from empty arguments %s. Expected one of: str_replace, insert, create, "+
-			"view with appropriate arguments (e.g., old_str for str_replace, path for view).", FileEditorTool, args.repr())}
 }
 
 // fixMalformed is fix_malformed_tool_arguments: a plain text field sent

@@ -5,6 +5,13 @@
 // tools through MCP cannot tell them from its built-ins, except that the
 // person watches them run.
 //
+// Each tool is declared once, in its own file, as a Spec (tool.go): name,
+// schema, description, typed arguments with their ACP kind, title and card,
+// and its run. Definitions, Parse, Run, the MCP registration, the editor's
+// capability list, the cards and the extension's generated types all
+// derive from those declarations. Besides OpenHands' three, the bridge
+// declares tools of its own (open_file), served only when asked for.
+//
 // It owns the V1 tool definitions (Definitions), argument checking (the
 // agent's own path from a call's JSON to an action, pydantic's error texts
 // included), and the wording of every observation. The control flow of the agent's shell

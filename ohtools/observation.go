@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/oh-bridge/oh-bridge/editor"
-	"github.com/oh-bridge/oh-bridge/engine"
 	"github.com/oh-bridge/oh-bridge/pytext"
 )
 
@@ -87,11 +86,29 @@ func (o *Observation) Text() string {
 	return b.String()
 }
 
-// CommandInfo is the engine's record of a terminal call, the one every
+// CommandInfo is what a terminal call ran and printed, the record every
 // face renders: the agent gets this package's words for it, and a
 // command's card shows its Output (as the agent received it) once the
-// call is over.
-type CommandInfo = engine.Record
+// call is over. It is this package's own type, not the engine's record:
+// the faces see the tools' words, never the engine.
+type CommandInfo struct {
+	// TerminalID is the terminal the command ran in ("" when none ran).
+	TerminalID string
+	// Command is the command reported: the call's, or "" when an input or
+	// poll found the command already finished.
+	Command string
+	// Output is what the command printed since the last call, as a
+	// terminal pane shows it, cut as the agent's text is; Truncated says
+	// it was cut.
+	Output    string
+	Truncated bool
+	// ExitCode is the command's when it completed; -1 otherwise. Cwd is
+	// set when it completed.
+	ExitCode int
+	Cwd      string
+	// Running: the command had not ended when the call returned.
+	Running bool
+}
 
 // EditInfo describes a file_editor call that changed a file.
 type EditInfo struct {
@@ -148,7 +165,11 @@ func (e *ArgumentError) Kind() string { return "invalid_arguments" }
 type UnknownToolError struct{ Name string }
 
 func (e *UnknownToolError) Error() string {
-	return fmt.Sprintf("Tool '%s' not found. Available: ['%s', '%s', '%s']", e.Name, TerminalTool, FileEditorTool, TaskTrackerTool)
+	names := Names(Default())
+	for i, n := range names {
+		names[i] = "'" + n + "'"
+	}
+	return fmt.Sprintf("Tool '%s' not found. Available: [%s]", e.Name, strings.Join(names, ", "))
 }
 
 // Kind returns "unknown_tool".

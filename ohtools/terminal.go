@@ -2,6 +2,7 @@ package ohtools
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -52,39 +53,84 @@ type terminal struct {
 	id       string
 }
 
-// terminalArgs is TerminalAction.
-type terminalArgs struct {
-	command string
-	isInput bool
-	timeout *float64
-	reset   bool
+// TerminalTool is the terminal's name.
+const TerminalTool = "terminal"
+
+var _ = declare(Spec[*TerminalArgs]{
+	Name:        TerminalTool,
+	Description: terminalDescription,
+	Schema:      terminalSchema,
+	Annotations: Annotations{Title: TerminalTool, DestructiveHint: true, OpenWorldHint: true},
+	Card:        CardCommand,
+	Parse:       parseTerminalArgs,
+	Run: func(ctx context.Context, tb *Toolbox, args *TerminalArgs, progress func(Progress)) (*Observation, error) {
+		if progress != nil {
+			stop := tb.reportProgress(progress)
+			defer stop()
+		}
+		return tb.term.run(ctx, args)
+	},
+})
+
+// TerminalArgs is TerminalAction.
+type TerminalArgs struct {
+	Command string   `json:"command"`
+	IsInput bool     `json:"is_input,omitempty"`
+	Timeout *float64 `json:"timeout,omitempty"`
+	Reset   bool     `json:"reset,omitempty"`
 }
 
-func parseTerminalArgs(raw []byte) (*terminalArgs, error) {
+// Action is what the command would do.
+func (t *TerminalArgs) Action() Action {
+	cmd := pytext.Strip(t.Command)
+	switch {
+	case t.Reset:
+		return Action{Kind: "execute", Title: "reset the terminal and run `" + cmd + "`", NeedsPermission: true}
+	case t.IsInput:
+		return Action{Kind: "execute", Title: fmt.Sprintf("send %q to the running command", cmd), NeedsPermission: true}
+	case cmd == "":
+		return Action{Kind: "read", Title: "read more output of the running command"}
+	default:
+		return Action{Kind: "execute", Title: "run `" + cmd + "`", NeedsPermission: true}
+	}
+}
+
+// Card is empty: a command's card shows its output.
+func (t *TerminalArgs) Card() Card { return Card{} }
+
+func parseTerminalArgs(raw json.RawMessage) (*TerminalArgs, error) {
 	v, err := checkArguments(TerminalTool, terminalModel, raw)
 	if err != nil {
 		return nil, err
 	}
-	t := &terminalArgs{command: *v.str("command"), isInput: v.boolean("is_input"), reset: v.boolean("reset")}
+	t := &TerminalArgs{Command: *v.str("command"), IsInput: v.boolean("is_input"), Reset: v.boolean("reset")}
 	if f, ok := v["timeout"].(float64); ok {
-		t.timeout = &f
+		t.Timeout = &f
 	}
 	return t, nil
 }
 
+// terminalModel is TerminalAction's pydantic model.
+var terminalModel = actionModel{name: "TerminalAction", fields: []actionField{
+	{name: "command", typ: tStr, required: true},
+	{name: "is_input", typ: tBool},
+	{name: "timeout", typ: tNumber},
+	{name: "reset", typ: tBool},
+}}
+
 // run is TerminalExecutor.__call__ for one action.
-func (t *terminal) run(ctx context.Context, args *terminalArgs) (*Observation, error) {
-	if args.reset && args.isInput {
+func (t *terminal) run(ctx context.Context, args *TerminalArgs) (*Observation, error) {
+	if args.Reset && args.IsInput {
 		return errorObservation(resetWithInput), nil
 	}
-	if !args.isInput {
-		if kind := literalKind(args.command); kind != "" {
-			return errorObservation(literalHint(kind, args.command)), nil
+	if !args.IsInput {
+		if kind := literalKind(args.Command); kind != "" {
+			return errorObservation(literalHint(kind, args.Command)), nil
 		}
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if !args.reset {
+	if !args.Reset {
 		o, err := t.execute(ctx, args)
 		if err != nil {
 			return nil, err
@@ -94,10 +140,10 @@ func (t *terminal) run(ctx context.Context, args *terminalArgs) (*Observation, e
 	if err := t.shell.Reset(ctx); err != nil {
 		return nil, err
 	}
-	if pytext.Strip(args.command) == "" {
+	if pytext.Strip(args.Command) == "" {
 		return textObservation(resetText), nil
 	}
-	obs, err := t.execute(ctx, &terminalArgs{command: args.command, timeout: args.timeout})
+	obs, err := t.execute(ctx, &TerminalArgs{Command: args.Command, Timeout: args.Timeout})
 	if err != nil {
 		return nil, err
 	}
@@ -106,16 +152,16 @@ func (t *terminal) run(ctx context.Context, args *terminalArgs) (*Observation, e
 }
 
 // execute is TerminalSession.execute.
-func (t *terminal) execute(ctx context.Context, args *terminalArgs) (*terminalObservation, error) {
-	command := pytext.Strip(args.command)
-	if msg := foregroundRejection(command, args.isInput, args.timeout); msg != "" {
+func (t *terminal) execute(ctx context.Context, args *TerminalArgs) (*terminalObservation, error) {
+	command := pytext.Strip(args.Command)
+	if msg := foregroundRejection(command, args.IsInput, args.Timeout); msg != "" {
 		return &terminalObservation{body: msg, isError: true, exitCode: -1}, nil
 	}
-	req := engine.Request{Command: command, IsInput: args.isInput}
-	if args.timeout != nil {
+	req := engine.Request{Command: command, IsInput: args.IsInput}
+	if args.Timeout != nil {
 		// A command with a timeout is blocking: no soft timeout.
 		// pydantic lets "inf" through: a wait without end.
-		if ns := *args.timeout * float64(time.Second); ns >= math.MaxInt64 {
+		if ns := *args.Timeout * float64(time.Second); ns >= math.MaxInt64 {
 			req.Timeout = math.MaxInt64
 		} else {
 			req.Timeout = max(time.Duration(ns), time.Nanosecond)
@@ -129,9 +175,9 @@ func (t *terminal) execute(ctx context.Context, args *terminalArgs) (*terminalOb
 		// timeout, and let the command run on.
 		req.Timeout = t.maxWait
 		s := t.maxWait.Seconds()
-		args = &terminalArgs{command: args.command, isInput: args.isInput, timeout: &s, reset: args.reset}
+		args = &TerminalArgs{Command: args.Command, IsInput: args.IsInput, Timeout: &s, Reset: args.Reset}
 	}
-	if args.isInput {
+	if args.IsInput {
 		req.Keys = keyBytes(command)
 	}
 	req.Truncation = outputTruncation
@@ -178,7 +224,7 @@ func (o *terminalObservation) observation() *Observation {
 }
 
 // word turns a Shell result into TerminalSession's observation for it.
-func (t *terminal) word(res *engine.Record, args *terminalArgs) *terminalObservation {
+func (t *terminal) word(res *engine.Record, args *TerminalArgs) *terminalObservation {
 	o := &terminalObservation{body: res.Output, exitCode: -1}
 	switch res.Outcome {
 	case engine.NoPreviousLogs:
@@ -209,7 +255,7 @@ func (t *terminal) word(res *engine.Record, args *terminalArgs) *terminalObserva
 	case engine.NoChange:
 		o.suffix = "\n[The command has no new output after " + pySeconds(t.noChange) + " seconds. " + TimeoutMessage + "]"
 	case engine.HardTimeout:
-		o.suffix = "\n[The command timed out after " + pytext.Float(*args.timeout) + " seconds. " + TimeoutMessage + "]"
+		o.suffix = "\n[The command timed out after " + pytext.Float(*args.Timeout) + " seconds. " + TimeoutMessage + "]"
 	}
 	if res.Continued && res.Outcome != engine.Completed {
 		o.prefix = continuePrefix
@@ -220,7 +266,8 @@ func (t *terminal) word(res *engine.Record, args *terminalArgs) *terminalObserva
 		// replaces it (docs/openhands-compat.md).
 		o.body = resetText + "\n\n" + o.body
 	}
-	o.info = res
+	o.info = &CommandInfo{TerminalID: res.TerminalID, Command: res.Command, Output: res.Output, Truncated: res.Truncated,
+		ExitCode: res.ExitCode, Cwd: res.Cwd, Running: res.Running()}
 	return o
 }
 
@@ -318,3 +365,55 @@ func foregroundRejection(command string, isInput bool, timeout *float64) string 
 		"For long-running work, use a shorter timeout, omit the timeout to use the terminal soft-timeout/polling flow, " +
 		"or start the command in the background and poll its log file."
 }
+
+const terminalSchema = `{
+  "type": "object",
+  "description": "Schema for terminal command execution.",
+  "properties": {
+    "command": {
+      "type": "string",
+      "description": "The shell command to execute. Can be empty string to view additional logs when the previous exit code is ` + "`-1`" + `. Can be a special key name when ` + "`is_input`" + ` is True: ` + "`C-c`" + ` (Ctrl+C), ` + "`C-d`" + ` (Ctrl+D/EOF), ` + "`C-z`" + ` (Ctrl+Z), or any ` + "`C-<letter>`" + ` for Ctrl sequences; navigation keys ` + "`UP`, `DOWN`, `LEFT`, `RIGHT`, `HOME`, `END`, `PGUP`, `PGDN`" + `; and ` + "`TAB`, `ESC`, `BS`" + ` (Backspace), ` + "`ENTER`" + `. You can only execute one command at a time. Use the platform-appropriate shell syntax described in the tool description when chaining commands."
+    },
+    "is_input": {
+      "type": "boolean",
+      "description": "If True, the command is an input to the running process. If False, the command is executed in the terminal session. Default is False."
+    },
+    "timeout": {
+      "type": "number",
+      "description": "Optional. Sets a maximum time limit (in seconds) for running the command. If the command takes longer than this limit, you’ll be asked whether to continue or stop it. If you don’t set a value, the command will instead pause and ask for confirmation when it produces no new output for 30 seconds. Use a higher value if the command is expected to take a long time (like installation or testing), or if it has a known fixed duration (like sleep)."
+    },
+    "reset": {
+      "type": "boolean",
+      "description": "If True, reset the terminal by creating a new session. Use this only when the terminal becomes unresponsive. Note that all previously set environment variables and session state will be lost after reset. Cannot be used with is_input=True."
+    }
+  },
+  "required": ["command"]
+}`
+
+const terminalDescription = "Run a shell command in a persistent terminal session (the user can watch it live).\n" +
+	"\n" +
+	"### Running commands\n" +
+	"* One command at a time. To run several in sequence, chain them with `&&` or `;`.\n" +
+	"* The session persists: environment variables, virtual environments and the working directory carry over to later commands.\n" +
+	"* Soft timeout: a command that prints nothing new for 30 seconds returns with exit code `-1` and keeps running, unless you set `timeout`.\n" +
+	"* Do NOT use `set -e`, `set -eu` or `set -euo pipefail`: they can end the session.\n" +
+	"\n" +
+	"### Long-running commands\n" +
+	"* Run commands that never end (servers, watchers) in the background with their output redirected to a file, e.g. `python3 app.py > server.log 2>&1 &`.\n" +
+	"* Give long commands a `timeout`.\n" +
+	"* Exit code `-1` means the command is still running. With `is_input=true` you can then:\n" +
+	"  - send an empty `command` to see more of its output;\n" +
+	"  - send text to its standard input;\n" +
+	"  - send `C-c`, `C-d`, `C-z` or any other `C-<letter>` key, such as `C-a`, `C-e` or `C-l`;\n" +
+	"  - send `UP`, `DOWN`, `LEFT`, `RIGHT`, `TAB`, `ESC`, `BS`, `HOME`, `END`, `PGUP` or `PGDN`.\n" +
+	"\n" +
+	"### Good practice\n" +
+	"* Check that a parent directory exists before creating files or directories in it.\n" +
+	"* Prefer absolute paths to frequent `cd`.\n" +
+	"\n" +
+	"### Output\n" +
+	"* Very long output is shortened before it is returned.\n" +
+	"\n" +
+	"### Reset\n" +
+	"* `reset=true` starts a fresh session when the terminal stops responding.\n" +
+	"* A reset loses environment variables, working directory changes and running processes."

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -44,6 +43,10 @@ type ToolboxOptions struct {
 	ShellMode shellint.Mode
 	Env       map[string]string
 	Logger    *slog.Logger
+	// ShowFile shows the file at the absolute path path to the person, in
+	// an editor tab, at line (from 1; 0 for none); nil when there is no
+	// editor to show it in. The path is inside the workspace by then.
+	ShowFile func(ctx context.Context, path string, line int) error
 }
 
 // Toolbox is one agent's tools, as one OpenHands conversation has them: its
@@ -137,12 +140,17 @@ type Progress struct {
 
 // Call is one tool call, its arguments checked, and what it would do.
 type Call struct {
-	Tool   string
+	Tool string
+	// Args are the arguments parsed into the tool's type (*TerminalArgs,
+	// *FileEditorArgs, ...): every reader takes them from here.
+	Args   Args
 	Action Action
+	// Card is what the call's card shows before it runs; its Kind is the
+	// tool's.
+	Card     Card
+	CardKind CardKind
 
-	terminal   *terminalArgs
-	fileEditor *fileEditorArgs
-	tasks      *taskTrackerArgs
+	tool *Tool
 }
 
 // Action is what a call would do, for asking the user first.
@@ -159,43 +167,15 @@ type Action struct {
 // agent's own validation would. The error is an *ArgumentError, or an
 // *UnknownToolError.
 func Parse(name string, arguments json.RawMessage) (*Call, error) {
-	c := &Call{Tool: name}
-	var err error
-	switch name {
-	case TerminalTool:
-		if c.terminal, err = parseTerminalArgs(arguments); err != nil {
-			return nil, err
-		}
-		cmd := pytext.Strip(c.terminal.command)
-		switch {
-		case c.terminal.reset:
-			c.Action = Action{Kind: "execute", Title: "reset the terminal and run `" + cmd + "`", NeedsPermission: true}
-		case c.terminal.isInput:
-			c.Action = Action{Kind: "execute", Title: fmt.Sprintf("send %q to the running command", cmd), NeedsPermission: true}
-		case cmd == "":
-			c.Action = Action{Kind: "read", Title: "read more output of the running command"}
-		default:
-			c.Action = Action{Kind: "execute", Title: "run `" + cmd + "`", NeedsPermission: true}
-		}
-	case FileEditorTool:
-		if c.fileEditor, err = parseFileEditorArgs(arguments); err != nil {
-			return nil, err
-		}
-		r := &c.fileEditor.req
-		if r.Command == editor.CommandView {
-			c.Action = Action{Kind: "read", Title: "view " + r.Path, NeedsPermission: true}
-		} else {
-			c.Action = Action{Kind: "edit", Title: r.Command + " " + r.Path, NeedsPermission: true}
-		}
-	case TaskTrackerTool:
-		if c.tasks, err = parseTaskTrackerArgs(arguments); err != nil {
-			return nil, err
-		}
-		c.Action = Action{Kind: "think", Title: "update the task list"}
-	default:
+	t, ok := Lookup(name)
+	if !ok {
 		return nil, &UnknownToolError{Name: name}
 	}
-	return c, nil
+	args, err := t.parse(arguments)
+	if err != nil {
+		return nil, err
+	}
+	return &Call{Tool: name, Args: args, Action: args.Action(), Card: args.Card(), CardKind: t.Card, tool: t}, nil
 }
 
 // Call parses and runs one tool call; see Run.
@@ -220,19 +200,10 @@ func (a *Toolbox) Run(ctx context.Context, c *Call, progress func(Progress)) (*O
 		return nil, errors.New("the agent's tools are closed")
 	default:
 	}
-	switch {
-	case c.terminal != nil:
-		if progress != nil {
-			stop := a.reportProgress(progress)
-			defer stop()
-		}
-		return a.term.run(ctx, c.terminal)
-	case c.fileEditor != nil:
-		return a.fileEditor(ctx, c.fileEditor)
-	case c.tasks != nil:
-		return a.tasks.run(c.tasks), nil
+	if c.tool == nil {
+		return nil, &UnknownToolError{Name: c.Tool}
 	}
-	return nil, &UnknownToolError{Name: c.Tool}
+	return c.tool.run(ctx, a, c.Args, progress)
 }
 
 // Interrupt stops the running command, if any (Ctrl-C, then signals).

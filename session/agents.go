@@ -74,6 +74,7 @@ func (s *Session) NewAgent(o AgentOptions) (*Agent, error) {
 		ShellMode:       shellint.Mode(s.opts.ShellMode),
 		Env:             s.opts.Env,
 		Logger:          s.opts.Logger,
+		ShowFile:        s.opts.ShowFile,
 	})
 	if err != nil {
 		return nil, err

@@ -31,7 +31,8 @@ type CallEvent struct {
 	// (nil when the file does not exist), After the editor's own result
 	// at the end (nil when the edit failed).
 	Before, After *string
-	// Path is the absolute path of the file a file_editor call names.
+	// Path is the absolute path of the file the call names (a file_editor
+	// call's), resolved in the workspace.
 	Path string
 }
 
@@ -102,17 +103,14 @@ func (a *Agent) observeCall(ctx context.Context, call *ohtools.Call, args json.R
 		return func(*ohtools.Observation, error) {}
 	}
 	ev := CallEvent{ID: a.s.callIDs.Add(1), Agent: a.id, Tool: call.Tool, Args: args, TerminalID: a.tools.TerminalID()}
+	// The file the call names, as its tool's declaration says
+	// (ohtools.Card): an edit's text is read before it runs, for the diff.
 	edits := false
-	if call.Tool == "file_editor" {
-		var p struct {
-			Command string `json:"command"`
-			Path    string `json:"path"`
-		}
-		json.Unmarshal(args, &p)
-		if abs, err := a.s.roots.Resolve(p.Path); err == nil {
+	if p := call.Card.Path; p != "" {
+		if abs, err := a.s.roots.Resolve(p); err == nil {
 			ev.Path = abs
 		}
-		edits = p.Command != "view" && ev.Path != ""
+		edits = call.Card.Edits && ev.Path != ""
 		if edits {
 			ev.Before = a.s.fileText(ctx, ev.Path)
 		}

@@ -51,6 +51,10 @@ type Options struct {
 	// AskPermission puts an action to the person. Without it every action
 	// is allowed.
 	AskPermission func(context.Context, PermissionRequest) (PermissionOutcome, error)
+	// ShowFile shows a file of the workspace to the person in their
+	// editor (an absolute path, a line from 1 or 0); nil when the face
+	// has no editor. A tool that shows a file checks its path first.
+	ShowFile func(ctx context.Context, path string, line int) error
 	// ShellMode and Env apply to the agents' shells: "" loads the
 	// person's rc file, ShellNoRC skips it.
 	ShellMode ShellMode

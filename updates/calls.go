@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/oh-bridge/oh-bridge/ohtools"
 	"github.com/oh-bridge/oh-bridge/session"
 )
 
@@ -123,7 +124,7 @@ func (t *Tracker) sessionCall(ev session.CallEvent) {
 	}
 	e := &early{ev: ev, key: key, seen: time.Now()}
 	t.early = append(t.early, e)
-	if ev.Tool == "terminal" && ev.TerminalID != "" {
+	if cardKind(ev.Tool) == ohtools.CardCommand && ev.TerminalID != "" {
 		t.unbound[ev.TerminalID] = e
 	}
 }
@@ -136,7 +137,7 @@ func (t *Tracker) start(c *call, ev session.CallEvent) {
 		delete(t.unbound, ev.TerminalID)
 	}
 	u := &ToolCall{SessionUpdate: "tool_call_update", ToolCallID: c.id, Status: "in_progress"}
-	if c.tool == "terminal" {
+	if c.kind == ohtools.CardCommand {
 		c.terminal = ev.TerminalID
 		if prev := t.running[ev.TerminalID]; prev != nil && prev != c {
 			t.flushNow(prev)
@@ -162,7 +163,7 @@ func (t *Tracker) ended(c *call, ev session.CallEvent) {
 	// events may not have reached the command's start either): a
 	// terminal's text is only ever its commands', and the next call on the
 	// terminal takes it over.
-	if c.terminal != "" && (ev.Observation == nil || ev.Observation.Command == nil || !ev.Observation.Command.Running()) {
+	if c.terminal != "" && (ev.Observation == nil || ev.Observation.Command == nil || !ev.Observation.Command.Running) {
 		c.awaitEnd = true
 	}
 }
@@ -202,4 +203,13 @@ func (t *Tracker) RunningAgents() []string {
 		}
 	}
 	return ids
+}
+
+// cardKind is how the declaration of tool shows its calls ("" for a tool
+// ohtools does not declare).
+func cardKind(tool string) ohtools.CardKind {
+	if t, ok := ohtools.Lookup(tool); ok {
+		return t.Card
+	}
+	return ""
 }

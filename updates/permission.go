@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 
+	"github.com/oh-bridge/oh-bridge/ohtools"
 	"github.com/oh-bridge/oh-bridge/session"
 )
 
@@ -98,37 +99,17 @@ func AskPermission(ctx context.Context, call func(ctx context.Context, method st
 	return session.PermissionOutcome{OptionID: res.Outcome.OptionID}, nil
 }
 
-// proposedDiff is the change a file_editor call proposes, from its
-// arguments alone (the file is not read: the question must not wait on
-// it): str_replace's old_str → new_str, create's file_text as a new file,
+// proposedDiff is the change a call proposes, from its arguments alone
+// (the file is not read: the question must not wait on it), as its tool's
+// declaration spells it out (ohtools.Card.Proposed): file_editor's
+// str_replace old_str → new_str, create's file_text as a new file,
 // insert's new_str as lines added. Nil for other calls, and for a path that
 // is not absolute (ACP's diff names an absolute path).
 func proposedDiff(req session.PermissionRequest) []ToolCallContent {
-	if req.Tool != "file_editor" {
+	c, err := ohtools.Parse(req.Tool, req.RawInput)
+	if err != nil || c.Card.Proposed == nil || !filepath.IsAbs(c.Card.Path) {
 		return nil
 	}
-	var a struct {
-		Command  string  `json:"command"`
-		Path     string  `json:"path"`
-		OldStr   *string `json:"old_str"`
-		NewStr   *string `json:"new_str"`
-		FileText *string `json:"file_text"`
-	}
-	if json.Unmarshal(req.RawInput, &a) != nil || !filepath.IsAbs(a.Path) {
-		return nil
-	}
-	empty := ""
-	switch {
-	case a.Command == "str_replace" && a.OldStr != nil:
-		newText := a.NewStr
-		if newText == nil {
-			newText = &empty
-		}
-		return []ToolCallContent{{Type: "diff", Path: a.Path, OldText: a.OldStr, NewText: newText}}
-	case a.Command == "create" && a.FileText != nil:
-		return []ToolCallContent{{Type: "diff", Path: a.Path, NewText: a.FileText}}
-	case a.Command == "insert" && a.NewStr != nil:
-		return []ToolCallContent{{Type: "diff", Path: a.Path, OldText: &empty, NewText: a.NewStr}}
-	}
-	return nil
+	d := c.Card.Proposed
+	return []ToolCallContent{{Type: "diff", Path: c.Card.Path, OldText: d.OldText, NewText: d.NewText}}
 }

@@ -55,13 +55,17 @@ type Tracker struct {
 
 // call is one tool call of the agent.
 type call struct {
-	id      string
-	tool    string
-	key     string
-	args    json.RawMessage
-	title   string // as its card shows it
-	path    string
-	command string // file_editor's command
+	id    string
+	tool  string
+	key   string
+	args  json.RawMessage
+	title string // as its card shows it
+	path  string
+	// card is what the tool's declaration says the card shows (its kind,
+	// the file, the change proposed, the plan set); zero when ohtools does
+	// not know the tool or its arguments.
+	card ohtools.Card
+	kind ohtools.CardKind
 	// terminal is where the command ran, when it ran in this session; out
 	// is its live output; agent is the session's agent that runs it.
 	terminal string
@@ -332,38 +336,25 @@ func (t *Tracker) action(e *event) {
 	if e.Summary != "" {
 		fallback = e.Summary
 	}
+	// The arguments are parsed once: kind, title and card all come from
+	// the tool's declaration.
+	c.title = fallback
 	if p, err := ohtools.Parse(e.ToolName, args); err == nil {
 		u.Kind = p.Action.Kind
+		c.title = Heading(p.Action.Title)
+		c.card, c.kind = p.Card, p.CardKind
 	}
-	c.title = Title(e.ToolName, args, fallback)
 	u.Title = c.title
-	if e.ToolName == "terminal" && t.opts.TerminalOutput {
+	if c.kind == ohtools.CardCommand && t.opts.TerminalOutput {
 		// Both agents of the convention open the terminal with the
 		// tool_call itself; a client opens it only then.
 		c.display, c.shownAll = true, true
 		u.Content = []ToolCallContent{terminalContent(c.id)}
 		u.Meta.TerminalInfo = &TerminalInfoMeta{TerminalID: c.id}
 	}
-	if e.ToolName == "file_editor" {
-		var f struct {
-			Command    string `json:"command"`
-			Path       string `json:"path"`
-			ViewRange  []int  `json:"view_range"`
-			InsertLine *int   `json:"insert_line"`
-		}
-		json.Unmarshal(args, &f)
-		c.path, c.command = f.Path, f.Command
-		if f.Path != "" {
-			loc := Location{Path: f.Path}
-			switch {
-			case len(f.ViewRange) > 0 && f.ViewRange[0] > 0:
-				loc.Line = &f.ViewRange[0]
-			case f.InsertLine != nil:
-				line := *f.InsertLine + 1
-				loc.Line = &line
-			}
-			u.Locations = []Location{loc}
-		}
+	if c.card.Path != "" {
+		c.path = c.card.Path
+		u.Locations = []Location{{Path: c.card.Path, Line: c.card.Line}}
 	}
 	t.calls[c.id] = c
 	t.emit(u)
@@ -420,8 +411,8 @@ func (t *Tracker) observation(e *event) {
 		t.emit(u)
 		return
 	}
-	switch c.tool {
-	case "terminal":
+	switch c.kind {
+	case ohtools.CardCommand:
 		// The card ends with the output the agent received: the session's
 		// record of the call when it ran here (the live stream may trail,
 		// or have begun before the card existed), else the agent's text.
@@ -455,9 +446,9 @@ func (t *Tracker) observation(e *event) {
 			u.Content = nil
 			endDisplay(c, u, exit)
 		}
-	case "file_editor":
+	case ohtools.CardFile:
 		u.Content = t.editContent(c, obsText)
-	case "task_tracker":
+	case ohtools.CardPlan:
 		u.Content = textContent(obsText)
 		t.plan(c)
 	default:
@@ -475,53 +466,26 @@ func observationText(items []textItem) string {
 }
 
 // editContent is an edit's diff: the whole file's when the edit ran here,
-// else the snippet its arguments give.
+// else the change its arguments spell out.
 func (t *Tracker) editContent(c *call, obsText string) []ToolCallContent {
-	if c.command == "view" || c.command == "" {
+	switch {
+	case !c.card.Edits:
 		return textContent(obsText)
-	}
-	if c.end != nil && c.end.After != nil {
+	case c.end != nil && c.end.After != nil:
 		return []ToolCallContent{{Type: "diff", Path: c.path, OldText: c.end.Before, NewText: c.end.After}}
-	}
-	var a struct {
-		FileText string  `json:"file_text"`
-		OldStr   string  `json:"old_str"`
-		NewStr   *string `json:"new_str"`
-	}
-	json.Unmarshal(c.args, &a)
-	empty := ""
-	switch c.command {
-	case "create":
-		return []ToolCallContent{{Type: "diff", Path: c.path, NewText: &a.FileText}}
-	case "str_replace":
-		if a.NewStr == nil {
-			a.NewStr = &empty
-		}
-		return []ToolCallContent{{Type: "diff", Path: c.path, OldText: &a.OldStr, NewText: a.NewStr}}
-	case "insert":
-		if a.NewStr == nil {
-			a.NewStr = &empty
-		}
-		return []ToolCallContent{{Type: "diff", Path: c.path, OldText: &empty, NewText: a.NewStr}}
+	case c.card.Proposed != nil:
+		return []ToolCallContent{{Type: "diff", Path: c.path, OldText: c.card.Proposed.OldText, NewText: c.card.Proposed.NewText}}
 	}
 	return textContent(obsText)
 }
 
-// plan sends the task list a task_tracker call set.
+// plan sends the task list a plan call set.
 func (t *Tracker) plan(c *call) {
-	var tasks []ohtools.Task
+	tasks := c.card.Plan
 	if c.end != nil && c.end.Observation != nil && c.end.Observation.Tasks != nil {
 		tasks = c.end.Observation.Tasks
-	} else {
-		var a struct {
-			Command  string         `json:"command"`
-			TaskList []ohtools.Task `json:"task_list"`
-		}
-		json.Unmarshal(c.args, &a)
-		if a.Command != "plan" {
-			return
-		}
-		tasks = a.TaskList
+	} else if !c.card.SetsPlan {
+		return
 	}
 	p := &Plan{SessionUpdate: "plan", Entries: []PlanEntry{}}
 	for _, task := range tasks {

@@ -176,7 +176,7 @@ func acpMain(args []string) int {
 		Logger:         logger,
 		Server:         srv,
 		Trust:          trusted,
-		StartMCP:       startMCP(logger, trusted),
+		StartMCP:       startMCP(logger, trusted, nil),
 		HowToConfigure: howToConfigure(*configPath),
 		Local:          local,
 	})

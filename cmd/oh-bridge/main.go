@@ -65,6 +65,7 @@ func serveMain(args []string) int {
 		logLevel    = fs.String("log-level", "info", "log level: debug, info, warn or error")
 		record      = fs.String("record", "", "record every message in both directions to this JSONL file")
 		configPath  = fs.String("config", defaultConfigPath(), "a JSON file with the agent-server's serverUrl and sessionApiKey, where openhands/find_server looks second")
+		extraTools  = fs.String("extra-tools", "", "serve these tools of the bridge's own beside OpenHands' on the MCP endpoint, comma-separated (open_file)")
 	)
 	fs.Var(&roots, "workspace", "a workspace root (repeatable); the client's folders are added at initialize")
 	if err := fs.Parse(args); err != nil {
@@ -83,6 +84,10 @@ func serveMain(args []string) int {
 		return 2
 	}
 	defer closeLog()
+	extras, ok := parseExtraTools("oh-bridge", *extraTools)
+	if !ok {
+		return 2
+	}
 	if _, err := session.ChooseRoots(session.Candidates("--workspace", roots...)...); err != nil {
 		fmt.Fprintln(os.Stderr, "oh-bridge:", err)
 		return 2
@@ -104,7 +109,7 @@ func serveMain(args []string) int {
 		logger.Warn("the config file is left out", "error", err)
 	}
 	trusted := trust()
-	h := handlers.New(handlers.Config{Version: version, Roots: roots, Logger: logger, StartMCP: startMCP(logger, trusted),
+	h := handlers.New(handlers.Config{Version: version, Roots: roots, Logger: logger, StartMCP: startMCP(logger, trusted, extras), ExtraTools: extras,
 		ServerConfig: file.serverConfig(*configPath), ConfigError: err, Trust: trusted})
 	srv := rpc.NewServer(rpc.Options{Methods: h.Methods(), Logger: logger, Shutdown: h.Shutdown})
 	h.Bind(srv)

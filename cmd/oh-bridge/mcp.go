@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/oh-bridge/oh-bridge/facekit"
@@ -26,10 +27,11 @@ func mcpMain(args []string) int {
 		logLevel = fs.String("log-level", "info", "log level: debug, info, warn or error")
 		maxWait  = fs.Duration("max-wait", mcpserver.DefaultMaxWait, "answer a terminal call after this long at most, the command running on (0: no bound)")
 		prefix   = fs.String("tool-prefix", "", "put this before each tool's name (bridge_ serves bridge_terminal, …), for an agent with tools of the same names: the OpenHands CLI")
+		extra    = fs.String("extra-tools", "", "serve these tools of the bridge's own beside OpenHands', comma-separated (open_file); none by default")
 	)
 	fs.Var(&roots, "workspace", "a workspace root (repeatable); the current directory if none")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: oh-bridge mcp [--workspace DIR]... [--tool-prefix PREFIX] [--max-wait DURATION] [--log-file PATH] [--log-level LEVEL]")
+		fmt.Fprintln(fs.Output(), "Usage: oh-bridge mcp [--workspace DIR]... [--tool-prefix PREFIX] [--extra-tools NAMES] [--max-wait DURATION] [--log-file PATH] [--log-level LEVEL]")
 		fmt.Fprintln(fs.Output(), "\nServes OpenHands' terminal, file_editor and task_tracker tools over MCP on stdin/stdout.")
 		fs.PrintDefaults()
 	}
@@ -38,6 +40,10 @@ func mcpMain(args []string) int {
 	}
 	if err := mcpserver.CheckToolPrefix(*prefix); err != nil {
 		fmt.Fprintln(os.Stderr, "oh-bridge mcp:", err)
+		return 2
+	}
+	extras, ok := parseExtraTools(fs.Name(), *extra)
+	if !ok {
 		return 2
 	}
 	logger, closeLog, ok := openLog(fs.Name(), *logFile, *logLevel)
@@ -56,7 +62,7 @@ func mcpMain(args []string) int {
 	if wait == 0 {
 		wait = -1
 	}
-	srv := mcpserver.New(sess, mcpserver.Options{Version: version, Logger: logger, MaxWait: wait, ToolPrefix: *prefix})
+	srv := mcpserver.New(sess, mcpserver.Options{Version: version, Logger: logger, MaxWait: wait, ToolPrefix: *prefix, ExtraTools: extras})
 	logger.Info("serving MCP on stdio", "version", version, "pid", os.Getpid(), "roots", sess.ChosenRoots())
 	std := newStdio()
 	serveErr := srv.ServeStdio(ctx, mcpserver.StdioTransport(std.in, std.out))
@@ -77,7 +83,25 @@ func mcpMain(args []string) int {
 
 // startMCP is the MCP starter both faces get: the editor bridge's endpoint
 // and a conversation's, over their session; the processes of the users
-// trust allows may connect.
-func startMCP(logger *slog.Logger, trust *localserver.Trust) facekit.StartMCP {
-	return mcpserver.Starter(mcpserver.Options{Version: version, Logger: logger}, trust.AllowsUID)
+// trust allows may connect. extraTools are the bridge's own tools served
+// beside OpenHands' (--extra-tools).
+func startMCP(logger *slog.Logger, trust *localserver.Trust, extraTools []string) facekit.StartMCP {
+	return mcpserver.Starter(mcpserver.Options{Version: version, Logger: logger, ExtraTools: extraTools}, trust.AllowsUID)
+}
+
+// parseExtraTools reads --extra-tools: names separated by commas, each a
+// tool of the bridge's own (mcpserver.CheckExtraTools); it says why not on
+// stderr.
+func parseExtraTools(cmd, flag string) ([]string, bool) {
+	var names []string
+	for _, n := range strings.Split(flag, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			names = append(names, n)
+		}
+	}
+	if err := mcpserver.CheckExtraTools(names); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: --extra-tools: %v\n", cmd, err)
+		return nil, false
+	}
+	return names, true
 }

@@ -8,7 +8,7 @@ import { diffSummary, type DiffSummary } from './diff';
 import { codeBlock, escapeHtml as esc, renderMarkdown } from './markdown';
 import { allows, answerWords, optionKeys } from './permissions';
 import type { Status, ToolCallContent } from './protocol.gen';
-import { Transcript, editDiffs, outputText, rawField, type Card, type DiffContent, type Question, type ToolCard } from './transcript';
+import { Transcript, cardKindOf, editDiffs, outputText, rawField, type Card, type DiffContent, type Question, type ToolCard } from './transcript';
 
 /** The most of a command's output a card shows: its end. The rest opens in an editor. */
 export const outputLimit = 8_000;
@@ -75,7 +75,7 @@ function badgeOf(card: ToolCard, kind: string): { text: string; tone: 'good' | '
 }
 
 function tool(card: ToolCard): string {
-  const kind = card.tool === 'terminal' || card.toolKind === 'execute' ? 'command' : card.toolKind;
+  const kind = cardKindOf(card.tool) === 'command' || card.toolKind === 'execute' ? 'command' : card.toolKind;
   const status = card.status;
   const badge = badgeOf(card, kind);
   const head = `<div class="tool-head"><span class="tool-kind">${esc(kindLabel(kind))}</span> <span class="tool-title">${renderInlineTitle(card.title)}</span>` +
@@ -200,7 +200,7 @@ function otherBody(card: ToolCard): string {
   const text = outputText(card);
   if (text === '') return '';
   if (card.toolKind === 'think') return `<details><summary>Thought</summary><div class="body">${renderMarkdown(text)}</div></details>`;
-  if (card.tool === 'task_tracker') return `<details><summary>Result</summary>${output(card, text)}</details>`;
+  if (cardKindOf(card.tool) === 'plan') return `<details><summary>Result</summary>${output(card, text)}</details>`;
   return output(card, text);
 }
 

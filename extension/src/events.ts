@@ -3,6 +3,9 @@
 // does, and what the bridge answered. Commands and edits themselves show
 // in the agent's terminal and the buffers.
 
+import type { FileEditorArgs, TerminalArgs } from './protocol.gen';
+import { cardKindOf } from './transcript';
+
 type Json = Record<string, unknown>;
 
 const obj = (v: unknown): Json => (v !== null && typeof v === 'object' ? Object.fromEntries(Object.entries(v)) : {});
@@ -32,13 +35,22 @@ export function describeEvent(event: unknown): string | undefined {
       const data = obj(action.data);
       const thought = texts(e.thought);
       const head = thought === '' ? '' : `Agent thinks: ${clip(thought, 3)}\n`;
-      switch (e.tool_name) {
-        case 'terminal':
-          return `${head}Agent runs: ${str(data.command)}`;
-        case 'file_editor':
-          return `${head}Agent edits (${str(data.command)}): ${str(data.path)}`;
-        case 'task_tracker':
+      // The bridge's tools by how they are shown (their declarations'
+      // card kinds); the agent's own by name.
+      const args: Partial<Record<keyof TerminalArgs | keyof FileEditorArgs, unknown>> = data;
+      switch (cardKindOf(str(e.tool_name))) {
+        case 'command':
+          return `${head}Agent runs: ${str(args.command)}`;
+        case 'file':
+          return str(args.command) === ''
+            ? `${head}Agent shows: ${str(args.path)}`
+            : `${head}Agent edits (${str(args.command)}): ${str(args.path)}`;
+        case 'plan':
           return `${head}Agent updates its task list`;
+        default:
+          break;
+      }
+      switch (e.tool_name) {
         case 'finish':
           return `${head}Agent finished: ${str(action.message)}`;
         case 'think':

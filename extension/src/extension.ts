@@ -125,7 +125,8 @@ class Controller implements EditorHost {
     this.output.appendLine(`starting ${found.path} (${found.source})`);
     const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
     const trace = config.get<boolean>('trace', false) ? (line: string) => this.output.appendLine(line) : undefined;
-    const args = config.get<string[]>('bridge.args', []);
+    const extraTools = config.get<string[]>('bridge.extraTools', []);
+    const args = [...config.get<string[]>('bridge.args', []), ...(extraTools.length === 0 ? [] : ['--extra-tools', extraTools.join(',')])];
     const bridge = new Bridge({ binary: found.path, folders, host: this, args, ...(trace === undefined ? {} : { trace }) });
     this.bridge = bridge;
     this.listen(bridge);
@@ -265,6 +266,7 @@ class Controller implements EditorHost {
       if (line !== undefined) this.conversation.appendLine(line);
     });
     bridge.onNotification('terminal/did_output', (p) => this.mirror(p.terminalId).write(p.data));
+    bridge.onNotification('editor/show_file', (p) => void showFile(p.path, p.line));
     bridge.onNotification('terminal/did_change_state', (p) => {
       // The first output can come before the first state change: a
       // mirror made by then is renamed.
@@ -627,4 +629,11 @@ class Controller implements EditorHost {
   private readonly busyTerminals = new WeakSet<vscode.Terminal>();
   /** The VS Code terminals that mirror the bridge's. */
   private readonly mirrors = new WeakSet<vscode.Terminal>();
+}
+
+/** Shows a file the agent points the person to (open_file), at its line. */
+async function showFile(path: string, line: number | undefined): Promise<void> {
+  const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(path));
+  const at = Math.max(0, (line ?? 1) - 1);
+  await vscode.window.showTextDocument(doc, { selection: new vscode.Range(at, 0, at, 0), preview: true });
 }

@@ -2,8 +2,8 @@
 //
 // The bridge's editor protocol in TypeScript, from the Go types that are
 // its one source: the method table (handlers/table.go), the notifications
-// and editor-requests tables (handlers/notifications.go) and every type
-// they reach. To change a shape, change the Go type and run
+// and editor-requests tables (handlers/notifications.go), the tools'
+// declarations (ohtools) and every type they reach. To change a shape, change the Go type and run
 // `go run ./internal/protogen` at the repository root; the rules are in
 // internal/protogen's doc comment.
 
@@ -58,6 +58,7 @@ export interface BridgeRequests {
 
 /** The notifications the bridge sends the editor: each one's params. */
 export interface BridgeNotifications {
+  'editor/show_file': ShowFileParams;
   'fs/did_change': DidChangeFilesParams;
   'openhands/did_change_status': Status;
   'openhands/did_receive_event': DidReceiveEventParams;
@@ -72,6 +73,28 @@ export interface EditorRequests {
   'session/request_permission': { params: PermissionRequestParams; result: PermissionResponse };
   'workspace/applyEdit': { params: ApplyEditParams; result: ApplyEditResult };
 }
+
+/** The tools the bridge declares (ohtools): each one's arguments, as the Go type they parse into. */
+export interface ToolArguments {
+  terminal: TerminalArgs;
+  file_editor: FileEditorArgs;
+  task_tracker: TaskTrackerArgs;
+  open_file: OpenFileArgs;
+}
+
+/** A tool the bridge declares. */
+export type ToolName = keyof ToolArguments;
+
+/** How the calls of each tool are shown (ohtools.Spec.Card). */
+export const toolCards: { readonly [T in ToolName]: CardKind } = {
+  terminal: 'command',
+  file_editor: 'file',
+  task_tracker: 'plan',
+  open_file: 'file',
+};
+
+/** The tools served only when asked for (--extra-tools): the default ones are OpenHands' own. */
+export const extraTools: readonly ToolName[] = ['open_file'];
 
 /** agentInfo is an agent using the session's tools, oldest first. */
 export interface AgentInfo {
@@ -95,6 +118,9 @@ export interface ApplyEditResult {
   applied?: boolean;
   failureReason?: string;
 }
+
+/** CardKind is how a face shows a tool's calls. */
+export type CardKind = 'command' | 'file' | 'plan' | 'text';
 
 /**
  * Chunk is a user_message_chunk, agent_message_chunk or
@@ -282,6 +308,17 @@ export interface FileChange {
   source: string;
 }
 
+/** FileEditorArgs is FileEditorAction. */
+export interface FileEditorArgs {
+  command: string;
+  path: string;
+  file_text?: string;
+  old_str?: string;
+  new_str?: string;
+  insert_line?: number;
+  view_range?: number[];
+}
+
 export interface FindServerResult {
   /** Found is the server to use, when one answered. */
   found?: FoundServer;
@@ -466,6 +503,13 @@ export interface MoveParams {
 
 export type NoParams = Record<string, never>;
 
+/** OpenFileArgs are open_file's arguments. */
+export interface OpenFileArgs {
+  path: string;
+  /** from 1; 0 shows the file's top */
+  line?: number;
+}
+
 /** OptionKind is what an answer means, as ACP names it. */
 export type OptionKind = 'allow_always' | 'allow_once' | 'reject_always' | 'reject_once';
 
@@ -590,6 +634,17 @@ export interface ServerOutputParams {
   data: string;
 }
 
+/**
+ * showFileParams asks the editor to show the person a file of the
+ * workspace in a tab (a tool of the agent's, open_file, shows it).
+ */
+export interface ShowFileParams {
+  /** Path is absolute, inside the workspace. */
+  path: string;
+  /** Line is the line to reveal, from 1; absent shows the file's top. */
+  line?: number;
+}
+
 export interface StartServerParams {
   /** Kind is the way to start it, one of openhands/find_server's ways. */
   kind?: string;
@@ -642,6 +697,29 @@ export interface Status {
    * OpenHands settings file.
    */
   llmSource?: string;
+}
+
+/** Task is one TaskItem of the task list. */
+export interface Task {
+  title: string;
+  notes: string;
+  /** todo, in_progress, done */
+  status: string;
+}
+
+/** TaskTrackerArgs is TaskTrackerAction. */
+export interface TaskTrackerArgs {
+  /** view or plan */
+  command: string;
+  task_list: Task[] | null;
+}
+
+/** TerminalArgs is TerminalAction. */
+export interface TerminalArgs {
+  command: string;
+  is_input?: boolean;
+  timeout?: number;
+  reset?: boolean;
 }
 
 /**

@@ -4,7 +4,7 @@
 // each on the card of the tool call it asks about. Replays of a
 // conversation's events rebuild the same cards; a new conversation id
 // starts over. Pure: no vscode, no DOM.
-import type { Chunk, Location, OptionKind, Plan, PlanEntry, ToolCall, ToolCallContent, Update } from './protocol.gen';
+import { toolCards, type CardKind, type Chunk, type FileEditorArgs, type Location, type OptionKind, type Plan, type PlanEntry, type ToolCall, type ToolCallContent, type Update } from './protocol.gen';
 
 export type ToolStatus = 'pending' | 'in_progress' | 'completed' | 'failed';
 
@@ -70,7 +70,7 @@ export type Card =
       title: string;
       toolKind: string;
       status: ToolStatus;
-      /** The bridge's tool: terminal, file_editor, task_tracker, … */
+      /** The bridge's tool: terminal, file_editor, task_tracker, … (cardKindOf says how it is shown) */
       tool?: string;
       rawInput?: unknown;
       rawOutput?: unknown;
@@ -84,6 +84,15 @@ export type Card =
   | { id: string; kind: 'plan'; entries: PlanEntry[] };
 
 export type ToolCard = Extract<Card, { kind: 'tool' }>;
+
+/**
+ * How a tool's calls are shown, as its declaration in the bridge says
+ * (protocol.gen.ts's toolCards): undefined for a tool the bridge does not
+ * declare (finish, think, an agent's own).
+ */
+export function cardKindOf(tool: string | undefined): CardKind | undefined {
+  return tool !== undefined && Object.hasOwn(toolCards, tool) ? toolCards[tool as keyof typeof toolCards] : undefined;
+}
 
 /** The message id an update carries in the bridge's _meta.ohBridge.messageId. */
 function messageIdOf(u: Update): string | undefined {
@@ -410,7 +419,7 @@ function capitalize(s: string): string {
 export type DiffContent = Extract<ToolCallContent, { type: 'diff' }>;
 
 /** A string field of a call's arguments. */
-export function rawField(raw: unknown, key: string): string | undefined {
+export function rawField(raw: unknown, key: keyof FileEditorArgs | (string & {})): string | undefined {
   if (raw === null || typeof raw !== 'object') return undefined;
   const v: unknown = Object.getOwnPropertyDescriptor(raw, key)?.value;
   return typeof v === 'string' ? v : undefined;
@@ -447,7 +456,7 @@ export function proposedDiff(raw: unknown): DiffContent | undefined {
 export function editDiffs(card: ToolCard): { diff: DiffContent; index: number }[] {
   const diffs = card.content.flatMap((c, index) => (c.type === 'diff' ? [{ diff: c, index }] : []));
   if (diffs.length > 0) return diffs;
-  const proposed = card.toolKind === 'edit' || card.tool === 'file_editor' ? proposedDiff(card.rawInput) : undefined;
+  const proposed = card.toolKind === 'edit' || cardKindOf(card.tool) === 'file' ? proposedDiff(card.rawInput) : undefined;
   return proposed === undefined ? [] : [{ diff: proposed, index: -1 }];
 }
 

@@ -127,6 +127,16 @@ void test('conversation lines: what the agent says and does, and what it got bac
   assert.equal(describeEvent('not an event'), undefined);
 });
 
+void test("conversation lines: a tool's line follows its declaration's card kind, not its name", () => {
+  // open_file is declared in Go with the file card and no command: the
+  // extension has no case of its own for it.
+  assert.equal(describeEvent({ kind: 'ActionEvent', tool_name: 'open_file', thought: [], action: { kind: 'MCPToolAction', data: { path: '/w/a.go', line: 3 } } }),
+    'Agent shows: /w/a.go');
+  assert.equal(describeEvent({ kind: 'ActionEvent', tool_name: 'task_tracker', thought: [], action: { kind: 'MCPToolAction', data: { command: 'plan' } } }),
+    'Agent updates its task list');
+  assert.equal(describeEvent({ kind: 'ActionEvent', tool_name: 'browser', thought: [], action: { kind: 'MCPToolAction', data: {} } }), 'Agent calls browser');
+});
+
 void test('terminal reuse: newest idle OpenHands terminal with shell integration, else a new one', () => {
   const t = (id: number, name: string, integration: boolean, busy: boolean, createdAt: number): TerminalInfo => ({ id, name, mirror: false, hasShellIntegration: integration, busy, createdAt });
   assert.deepEqual(chooseTerminal([t(1, 'OpenHands', true, false, 1), t(2, 'OpenHands', true, false, 5), t(3, 'bash', true, false, 9)], 'smart'), { reuse: 2 });

@@ -337,6 +337,6 @@ func generateSource(t *testing.T, src string) (string, error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := generateWith(l)
+	b, err := generateWith(l, nil, nil)
 	return string(b), err
 }
