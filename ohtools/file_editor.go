@@ -35,8 +35,8 @@ func parseFileEditorArgs(raw []byte) (*fileEditorArgs, error) {
 
 // fileEditor is FileEditorExecutor: the editor's text, or its error text
 // as an error observation.
-func (a *Toolbox) fileEditor(ctx context.Context, args *fileEditorArgs) (*Observation, error) {
-	res, err := a.editor.Execute(ctx, args.req)
+func (t *Toolbox) fileEditor(ctx context.Context, args *fileEditorArgs) (*Observation, error) {
+	res, err := t.editor.Execute(ctx, args.req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, err
