@@ -147,17 +147,17 @@ func (a *Server) initialize(ctx context.Context, p *initializeParams) (any, erro
 	}
 	// An agent answers with the latest version it supports; the client
 	// decides whether it can go on.
-	return map[string]any{
-		"protocolVersion": ProtocolVersion,
-		"agentCapabilities": map[string]any{
-			"loadSession":        true,
-			"promptCapabilities": map[string]any{"image": false, "audio": false, "embeddedContext": true},
-			"mcpCapabilities":    map[string]any{"http": true, "sse": true},
+	return initializeResult{
+		ProtocolVersion: ProtocolVersion,
+		AgentCapabilities: agentCapabilities{
+			LoadSession:        true,
+			PromptCapabilities: promptCapabilities{EmbeddedContext: true},
+			MCPCapabilities:    mcpCapabilities{HTTP: true, SSE: true},
 			// ACP v1 (schema 1.21): {} says the method is served.
-			"sessionCapabilities": map[string]any{"list": map[string]any{}, "resume": map[string]any{}, "close": map[string]any{}},
+			SessionCapabilities: sessionCapabilities{List: &served{}, Resume: &served{}, Close: &served{}},
 		},
-		"authMethods": []any{authMethod},
-		"agentInfo":   map[string]any{"name": "oh-bridge", "title": "OpenHands (oh-bridge)", "version": a.cfg.Version},
+		AuthMethods: []authMethodAgent{authMethod},
+		AgentInfo:   implementation{Name: "oh-bridge", Title: "OpenHands (oh-bridge)", Version: a.cfg.Version},
 	}, nil
 }
 
@@ -172,10 +172,10 @@ const authMethodID = "agent-server"
 // server on this machine, so the method only says where the key comes
 // from, and authenticate has nothing to do. The bridge never answers
 // auth_required, so a client has no reason to call it.
-var authMethod = map[string]any{
-	"id":   authMethodID,
-	"name": "OpenHands agent-server",
-	"description": "oh-bridge uses the agent-server and session API key of its configuration (OH_BRIDGE_SERVER_URL and " +
+var authMethod = authMethodAgent{
+	ID:   authMethodID,
+	Name: "OpenHands agent-server",
+	Description: "oh-bridge uses the agent-server and session API key of its configuration (OH_BRIDGE_SERVER_URL and " +
 		"OH_BRIDGE_SESSION_API_KEY, or serverUrl and sessionApiKey in ~/.config/oh-bridge/config.json), or one it finds " +
 		"or starts on this machine; there is nothing to sign in to.",
 }
@@ -188,7 +188,7 @@ type authenticateParams struct {
 // agent-server's key comes from the bridge's configuration.
 func (a *Server) authenticate(ctx context.Context, p *authenticateParams) (any, error) {
 	if p.MethodID == authMethodID {
-		return map[string]any{}, nil
+		return empty{}, nil
 	}
 	return nil, rpc.NewError(rpc.CodeInvalidParams, fmt.Sprintf("oh-bridge offers one authentication method, %q, not %q (initialize lists it); "+
 		"the agent-server's session API key is configured with OH_BRIDGE_SESSION_API_KEY or sessionApiKey in the config file", authMethodID, p.MethodID), nil)

@@ -84,6 +84,8 @@ func TestNoToolCallAfterCancel(t *testing.T) {
 		mu.Lock()
 		cancelFirst := round%2 == 0
 		mu.Unlock()
+		// A random pause between the cancel and the answer, either way
+		// round: the race is the point, not a wait.
 		pause := time.Duration(rand.IntN(30)) * time.Millisecond
 		mark(p.SessionID)
 		if cancelFirst {

@@ -78,7 +78,7 @@ func (a *Server) prompt(ctx context.Context, p *promptParams) (any, error) {
 		if err := a.connectLate(ctx, s); err != nil {
 			s.update(&updates.Chunk{SessionUpdate: "agent_message_chunk",
 				Content: updates.ContentBlock{Type: "text", Text: a.noServerText(err)}})
-			return map[string]any{"stopReason": "end_turn"}, nil
+			return promptResult{StopReason: "end_turn"}, nil
 		}
 	}
 	t := newTurn()
@@ -125,15 +125,15 @@ func (a *Server) prompt(ctx context.Context, p *promptParams) (any, error) {
 			if t.err != nil {
 				return nil, fail(t.err)
 			}
-			return map[string]any{"stopReason": t.stop}, nil
+			return promptResult{StopReason: t.stop}, nil
 		case <-ctx.Done():
 			// $/cancel_request: the same as session/cancel.
 			s.cancelTurn()
-			return map[string]any{"stopReason": "cancelled"}, nil
+			return promptResult{StopReason: "cancelled"}, nil
 		case <-cancelled:
 			cancelled, grace = nil, time.After(cancelGrace)
 		case <-grace:
-			return map[string]any{"stopReason": "cancelled"}, nil
+			return promptResult{StopReason: "cancelled"}, nil
 		}
 	}
 }

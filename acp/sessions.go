@@ -88,7 +88,7 @@ func (a *Server) newSession(ctx context.Context, p *newSessionParams) (any, erro
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"sessionId": s.id}, nil
+	return newSessionResult{SessionID: s.id}, nil
 }
 
 // loadSession attaches to a conversation and replays it as updates before
@@ -139,7 +139,7 @@ func (a *Server) attach(ctx context.Context, method string, p *loadSessionParams
 		s.update(&updates.Chunk{SessionUpdate: "agent_message_chunk", Content: updates.ContentBlock{Type: "text",
 			Text: "This conversation's tools are not served again: " + exposed.Error() + ".\n\nYour next prompt goes on in a new conversation that starts from this one's history."}})
 	}
-	return map[string]any{}, nil
+	return empty{}, nil
 }
 
 type listSessionsParams struct {
@@ -159,7 +159,7 @@ func (a *Server) listSessions(ctx context.Context, p *listSessionsParams) (any, 
 		// Nothing to list: no server holds this agent's sessions yet. A
 		// client lists at startup, when the bridge probes no port; the
 		// first session looks for a server, or offers to start one.
-		return map[string]any{"sessions": []any{}}, nil
+		return listSessionsResult{Sessions: []sessionInfo{}}, nil
 	}
 	page, err := conversation.List(ctx, conversation.ListOptions{
 		ServerURL:     srv.URL,
@@ -171,20 +171,9 @@ func (a *Server) listSessions(ctx context.Context, p *listSessionsParams) (any, 
 	if err != nil {
 		return nil, fail(fmt.Errorf("listing the sessions: %w", err))
 	}
-	sessions := make([]map[string]any, 0, len(page.Conversations))
+	out := listSessionsResult{Sessions: make([]sessionInfo, 0, len(page.Conversations)), NextCursor: page.Next}
 	for _, c := range page.Conversations {
-		info := map[string]any{"sessionId": c.ID, "cwd": c.WorkingDir}
-		if c.Title != "" {
-			info["title"] = c.Title
-		}
-		if c.UpdatedAt != "" {
-			info["updatedAt"] = c.UpdatedAt
-		}
-		sessions = append(sessions, info)
-	}
-	out := map[string]any{"sessions": sessions}
-	if page.Next != "" {
-		out["nextCursor"] = page.Next
+		out.Sessions = append(out.Sessions, sessionInfo{SessionID: c.ID, Cwd: c.WorkingDir, Title: c.Title, UpdatedAt: c.UpdatedAt})
 	}
 	return out, nil
 }
@@ -216,7 +205,7 @@ func (a *Server) closeSession(ctx context.Context, p *closeSessionParams) (any, 
 		t.finish("cancelled", nil)
 	}
 	s.close(ctx)
-	return map[string]any{}, nil
+	return empty{}, nil
 }
 
 // open makes a session over cwd; with a server configured it starts a
@@ -423,7 +412,7 @@ func (s *acpSession) update(u updates.Update) {
 	if s.quiet && !history {
 		return
 	}
-	_ = s.a.peer.Notify(context.Background(), "session/update", map[string]any{"sessionId": id, "update": u})
+	_ = s.a.peer.Notify(context.Background(), "session/update", sessionNotification{SessionID: id, Update: u})
 }
 
 // setQuiet drops the session's live updates (a cancelled turn answered),
@@ -446,13 +435,13 @@ func (s *acpSession) readFile(ctx context.Context, path string) (string, error) 
 	var res struct {
 		Content string `json:"content"`
 	}
-	err := s.a.peer.Call(ctx, "fs/read_text_file", map[string]any{"sessionId": s.sessionID(), "path": path}, &res)
+	err := s.a.peer.Call(ctx, "fs/read_text_file", readTextFileRequest{SessionID: s.sessionID(), Path: path}, &res)
 	return res.Content, err
 }
 
 // writeFile writes through the client, into its buffer and review.
 func (s *acpSession) writeFile(ctx context.Context, path, content string) error {
-	return s.a.peer.Call(ctx, "fs/write_text_file", map[string]any{"sessionId": s.sessionID(), "path": path, "content": content}, nil)
+	return s.a.peer.Call(ctx, "fs/write_text_file", writeTextFileRequest{SessionID: s.sessionID(), Path: path, Content: content}, nil)
 }
 
 // askPermission puts an action to the person (session.Options.AskPermission).

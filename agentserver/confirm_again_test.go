@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/oh-bridge/oh-bridge/internal/ohtest"
 )
 
 // TestAcceptanceSentAgain: the real agent-server drops an acceptance that
@@ -66,18 +68,15 @@ func TestAcceptanceSentAgain(t *testing.T) {
 		case <-time.After(300 * time.Millisecond):
 		}
 	}
+	// The round ends on its own goroutine once the answer's POST returns,
+	// and says so to no one: poll.
 	idle := func() {
 		t.Helper()
-		for range 500 {
+		ohtest.WaitWithin(t, 5*time.Second, "the confirmation round to end", func() bool {
 			s.mu.Lock()
-			busy := s.asking
-			s.mu.Unlock()
-			if !busy {
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-		t.Fatal("the confirmation round did not end")
+			defer s.mu.Unlock()
+			return !s.asking
+		})
 	}
 
 	s.deliver([]byte(`{"id":"a1","kind":"ActionEvent","tool_call_id":"c1"}`), -1)

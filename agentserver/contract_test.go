@@ -21,6 +21,7 @@ import (
 
 	"github.com/oh-bridge/oh-bridge/agentserver/agentservertest"
 	"github.com/oh-bridge/oh-bridge/internal/jsonshape"
+	"github.com/oh-bridge/oh-bridge/internal/ohtest"
 	"github.com/oh-bridge/oh-bridge/internal/realserver"
 	"github.com/oh-bridge/oh-bridge/internal/scriptedllm"
 )
@@ -156,24 +157,16 @@ func runContract(t *testing.T, b *bridge, tg contractTarget) *transcript {
 	// The log, once it holds the finish; the live socket is kept up to its
 	// last event (what comes after, a snapshot, may or may not be sent by
 	// then).
-	var logged []json.RawMessage
-	for deadline := time.Now().Add(time.Minute); ; {
+	logged := ohtest.Poll(t, time.Minute, "the log to hold the finish", func() ([]json.RawMessage, bool) {
 		var page struct {
 			Items []json.RawMessage `json:"items"`
 		}
 		_, data := rest(ctx, t, tg, http.MethodGet, path+"/events/search?limit=100", nil, nil)
 		json.Unmarshal(data, &page)
-		if slices.ContainsFunc(page.Items, func(f json.RawMessage) bool {
+		return page.Items, slices.ContainsFunc(page.Items, func(f json.RawMessage) bool {
 			return label(f) == "ConversationStateUpdateEvent(execution_status=finished)"
-		}) {
-			logged = page.Items
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the log never held the finish: %s", data)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		})
+	})
 	lastID := eventID(logged[len(logged)-1])
 	live.await(t, "the log's last event", func(fs []json.RawMessage) bool {
 		return slices.ContainsFunc(fs, func(f json.RawMessage) bool { return eventID(f) == lastID })

@@ -342,9 +342,13 @@ func TestDroppedStreamLosesNothing(t *testing.T) {
 		r.await(t, "progress", func(ev []json.RawMessage, st []agentserver.Status) bool {
 			return len(ev) > cuts*3 && last(st).State == agentserver.StateConnected
 		})
+		// Each cut is seen (a reconnecting status) before the next.
+		r.mu.Lock()
+		drops := reconnecting(r.statuses)
+		r.mu.Unlock()
 		px.cut()
 		cuts++
-		time.Sleep(30 * time.Millisecond)
+		r.await(t, "the stream's drop", func(_ []json.RawMessage, st []agentserver.Status) bool { return reconnecting(st) > drops })
 	}
 	model.Wait(2 * time.Minute)
 	r.awaitExecution(t, "finished")
@@ -352,15 +356,21 @@ func TestDroppedStreamLosesNothing(t *testing.T) {
 	logged := allEvents(t, srv.URL, srv.Key, s.ConversationID())
 	r.await(t, "the whole log", func(ev []json.RawMessage, _ []agentserver.Status) bool { return len(persisted(ev)) >= len(logged) })
 	sameOnce(t, persisted(r.snapshot()), logged)
-	reconnects := 0
 	r.mu.Lock()
-	for _, st := range r.statuses {
-		if st.State == agentserver.StateReconnecting {
-			reconnects++
-		}
-	}
+	reconnects := reconnecting(r.statuses)
 	r.mu.Unlock()
 	if reconnects == 0 {
 		t.Errorf("the session never saw the stream drop")
 	}
+}
+
+// reconnecting counts the reconnecting statuses in st.
+func reconnecting(st []agentserver.Status) int {
+	n := 0
+	for _, s := range st {
+		if s.State == agentserver.StateReconnecting {
+			n++
+		}
+	}
+	return n
 }

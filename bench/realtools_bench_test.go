@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/oh-bridge/oh-bridge/agentserver"
+	"github.com/oh-bridge/oh-bridge/internal/ohtest"
 	"github.com/oh-bridge/oh-bridge/internal/scriptedllm"
 	"github.com/oh-bridge/oh-bridge/session"
 )
@@ -314,20 +315,14 @@ func (r *toolRun) await(b *testing.B, ch <-chan struct{}, what string) {
 // awaitFinished waits for the conversation's "finished" state, after its
 // finish call: its events are all stored then.
 func (r *toolRun) awaitFinished(b *testing.B, client *agentserver.Client) {
-	deadline := time.Now().Add(time.Minute)
-	for {
+	// The server's state, which sends no event for this here: poll.
+	ohtest.Poll(b, time.Minute, r.name+": the conversation to finish after its finish call", func() (string, bool) {
 		info, err := client.Conversation(context.Background(), r.id)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if info.ExecutionStatus == "finished" {
-			return
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("%s: the conversation is %q a minute after its finish call", r.name, info.ExecutionStatus)
-		}
-		time.Sleep(50 * time.Millisecond) // polling the server's state, which has no event for this here
-	}
+		return info.ExecutionStatus, info.ExecutionStatus == "finished"
+	})
 }
 
 // serverCall is a tool call as the server's events time it.

@@ -270,7 +270,7 @@ func (h *cancelHarness) round(n int, v cancelVariant, point int, rng *rand.Rand)
 		fallthrough
 	case cancelAfterADelay:
 		err = h.await("the command running", submitted)
-		time.Sleep(time.Duration(rng.IntN(20_000)) * time.Microsecond)
+		time.Sleep(time.Duration(rng.IntN(20_000)) * time.Microsecond) // a random moment of the run to cancel at, not a wait
 	}
 	if err != nil {
 		return err

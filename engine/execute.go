@@ -17,14 +17,14 @@ import (
 // process group, each after a grace period, and what is left of the group
 // killed) before the next request runs, so no request is refused because
 // of a command nobody waits for.
-func (b *Shell) Execute(ctx context.Context, req Request) (*Record, error) {
-	if err := b.acquire(ctx); err != nil {
+func (s *Shell) Execute(ctx context.Context, req Request) (*Record, error) {
+	if err := s.acquire(ctx); err != nil {
 		return nil, err
 	}
-	defer b.release()
-	res, err := b.execute(ctx, req)
+	defer s.release()
+	res, err := s.execute(ctx, req)
 	if err != nil && ctx.Err() != nil {
-		b.stopAbandoned()
+		s.stopAbandoned()
 	}
 	if res != nil {
 		if res.Outcome != Completed {
@@ -36,36 +36,36 @@ func (b *Shell) Execute(ctx context.Context, req Request) (*Record, error) {
 }
 
 // acquire takes the turn, then waits for an interrupt in progress.
-func (b *Shell) acquire(ctx context.Context) error {
+func (s *Shell) acquire(ctx context.Context) error {
 	select {
-	case b.turn <- struct{}{}:
+	case s.turn <- struct{}{}:
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 	for {
-		b.mu.Lock()
-		ch := b.interrupting
-		b.mu.Unlock()
+		s.mu.Lock()
+		ch := s.interrupting
+		s.mu.Unlock()
 		if ch == nil {
 			return nil
 		}
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			b.release()
+			s.release()
 			return ctx.Err()
 		}
 	}
 }
 
-func (b *Shell) release() { <-b.turn }
+func (s *Shell) release() { <-s.turn }
 
 // stopAbandoned stops the command of a request whose caller gave up,
 // holding the turn, within StopTimeout.
-func (b *Shell) stopAbandoned() {
-	ctx, cancel := context.WithTimeout(context.Background(), b.opts.StopTimeout)
+func (s *Shell) stopAbandoned() {
+	ctx, cancel := context.WithTimeout(context.Background(), s.opts.StopTimeout)
 	defer cancel()
-	b.stop(ctx)
+	s.stop(ctx)
 }
 
 // Interrupt stops the running command, if any (Ctrl-C, then signals), and
@@ -73,15 +73,15 @@ func (b *Shell) stopAbandoned() {
 // conversation interrupt. It does not wait for the request in progress,
 // which then answers the command's end; a request that arrives meanwhile
 // waits for the interrupt to end.
-func (b *Shell) Interrupt(ctx context.Context) { b.stop(ctx) }
+func (s *Shell) Interrupt(ctx context.Context) { s.stop(ctx) }
 
 // stop interrupts the running command once: a stop already under way (the
 // other of Interrupt and an abandoned request's) is waited for, not
 // repeated, so no second Ctrl-C reaches a shell that is past the command.
-func (b *Shell) stop(ctx context.Context) {
-	b.mu.Lock()
-	if ch := b.interrupting; ch != nil {
-		b.mu.Unlock()
+func (s *Shell) stop(ctx context.Context) {
+	s.mu.Lock()
+	if ch := s.interrupting; ch != nil {
+		s.mu.Unlock()
 		select {
 		case <-ch:
 		case <-ctx.Done():
@@ -89,27 +89,27 @@ func (b *Shell) stop(ctx context.Context) {
 		return
 	}
 	done := make(chan struct{})
-	b.interrupting = done
-	b.mu.Unlock()
+	s.interrupting = done
+	s.mu.Unlock()
 	defer func() {
-		b.mu.Lock()
-		b.interrupting = nil
-		b.mu.Unlock()
+		s.mu.Lock()
+		s.interrupting = nil
+		s.mu.Unlock()
 		close(done)
 	}()
-	b.stopCommand(ctx)
+	s.stopCommand(ctx)
 }
 
 // stopCommand interrupts the terminal's running command and marks the
 // shell idle. Whether Ctrl-C sufficed or the escalation ended in killing
 // the terminal, nothing of the command is left to report.
-func (b *Shell) stopCommand(ctx context.Context) {
-	if s := b.Terminal(); s != nil && s.State() == shellint.StateRunning {
-		_, _ = s.Interrupt(ctx)
+func (s *Shell) stopCommand(ctx context.Context) {
+	if term := s.Terminal(); term != nil && term.State() == shellint.StateRunning {
+		_, _ = term.Interrupt(ctx)
 	}
-	b.mu.Lock()
-	b.status, b.shown = statusCompleted, false
-	b.mu.Unlock()
+	s.mu.Lock()
+	s.status, s.shown = statusCompleted, false
+	s.mu.Unlock()
 }
 
 // snapshot is the state a request starts from.
@@ -119,16 +119,16 @@ type snapshot struct {
 	shown   bool
 }
 
-func (b *Shell) snapshot() snapshot {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return snapshot{running: b.status == statusNoChange || b.status == statusHardTimeout, seq: b.seq, shown: b.shown}
+func (s *Shell) snapshot() snapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return snapshot{running: s.status == statusNoChange || s.status == statusHardTimeout, seq: s.seq, shown: s.shown}
 }
 
 // execute is one request, holding the turn.
-func (b *Shell) execute(ctx context.Context, req Request) (*Record, error) {
+func (s *Shell) execute(ctx context.Context, req Request) (*Record, error) {
 	cmd := req.Command
-	st := b.snapshot()
+	st := s.snapshot()
 	if !st.running {
 		if cmd == "" {
 			return &Record{Outcome: NoPreviousLogs}, nil
@@ -140,42 +140,42 @@ func (b *Shell) execute(ctx context.Context, req Request) (*Record, error) {
 	if parts := SplitCommands(cmd); len(parts) > 1 {
 		return &Record{Outcome: MultipleCommands, Command: cmd, Commands: parts}, nil
 	}
-	if s := b.Terminal(); st.running && s != nil {
+	if term := s.Terminal(); st.running && term != nil {
 		// The terminal the command runs in, even dead: its end is still
 		// there to report.
-		info := s.Info()
+		info := term.Info()
 		if info.State == shellint.StateRunning && info.Seq == st.seq {
 			if cmd != "" && !req.IsInput {
-				return b.notExecuted(ctx, s, st, cmd)
+				return s.notExecuted(ctx, term, st, cmd)
 			}
 			if cmd != "" {
-				if err := s.SendInput(ctx, req.Keys); err != nil {
+				if err := term.SendInput(ctx, req.Keys); err != nil {
 					return nil, err
 				}
 			}
-			res, err := s.Output(ctx, st.seq, waitOptions(req))
-			return b.observe(ctx, req, res, err)
+			res, err := term.Output(ctx, st.seq, waitOptions(req))
+			return s.observe(ctx, req, res, err)
 		}
 		if cmd == "" || req.IsInput {
 			// The command finished since the last result: report its end.
 			// (OpenHands would type is_input text at the prompt.)
-			res, err := s.Output(ctx, st.seq, shellint.RunOptions{})
-			return b.observe(ctx, Request{}, res, err)
+			res, err := term.Output(ctx, st.seq, shellint.RunOptions{})
+			return s.observe(ctx, Request{}, res, err)
 		}
 	}
 	if IsSpecialKey(cmd) {
 		// A control key with nothing running goes to the prompt.
-		return b.keyAtPrompt(cmd), nil
+		return s.keyAtPrompt(cmd), nil
 	}
-	return b.run(ctx, req)
+	return s.run(ctx, req)
 }
 
 // run runs a new command. A shell found dead is replaced first; one that
 // dies before it reads the command (shellint answers *DeadError: nothing
 // of it ran) is replaced and the command runs in the new one. Either way
 // the result says the shell was restarted.
-func (b *Shell) run(ctx context.Context, req Request) (*Record, error) {
-	s, restarted, err := b.session()
+func (s *Shell) run(ctx context.Context, req Request) (*Record, error) {
+	term, restarted, err := s.liveTerminal()
 	if err != nil {
 		return nil, err
 	}
@@ -183,21 +183,21 @@ func (b *Shell) run(ctx context.Context, req Request) (*Record, error) {
 		// The caller gave up while the shell started: nothing to stop.
 		return nil, err
 	}
-	res, err := s.Run(ctx, req.Command, waitOptions(req))
+	res, err := term.Run(ctx, req.Command, waitOptions(req))
 	var dead *shellint.DeadError
 	if errors.As(err, &dead) && !restarted {
-		if s, restarted, err = b.session(); err != nil {
+		if term, restarted, err = s.liveTerminal(); err != nil {
 			return nil, err
 		}
-		res, err = s.Run(ctx, req.Command, waitOptions(req))
+		res, err = term.Run(ctx, req.Command, waitOptions(req))
 	}
-	b.mu.Lock()
+	s.mu.Lock()
 	if res != nil {
-		b.seq = res.Seq
+		s.seq = res.Seq
 	}
-	b.shown = false
-	b.mu.Unlock()
-	r, err := b.observe(ctx, req, res, err)
+	s.shown = false
+	s.mu.Unlock()
+	r, err := s.observe(ctx, req, res, err)
 	if r != nil {
 		r.ShellRestarted = restarted
 	}
@@ -210,74 +210,74 @@ func waitOptions(req Request) shellint.RunOptions {
 }
 
 // notExecuted answers a new command sent while one still runs.
-func (b *Shell) notExecuted(ctx context.Context, s *shellint.Terminal, st snapshot, cmd string) (*Record, error) {
-	res, err := s.Output(ctx, st.seq, shellint.RunOptions{Yield: time.Nanosecond})
+func (s *Shell) notExecuted(ctx context.Context, term *shellint.Terminal, st snapshot, cmd string) (*Record, error) {
+	res, err := term.Output(ctx, st.seq, shellint.RunOptions{Yield: time.Nanosecond})
 	if err != nil && res == nil {
 		return nil, err
 	}
 	r := &Record{Outcome: NotExecuted, TerminalID: res.TerminalID, Command: cmd, Output: commandOutput(paneText(res.Output), cmd), Continued: st.shown}
-	b.mu.Lock()
-	b.shown = true
-	b.mu.Unlock()
+	s.mu.Lock()
+	s.shown = true
+	s.mu.Unlock()
 	return r, nil
 }
 
 // observe turns a shellint result into the outcome bash.py reports for it.
 // A wait that ctx ended answers its error: Execute stops the command.
-func (b *Shell) observe(ctx context.Context, req Request, res *shellint.Result, err error) (*Record, error) {
+func (s *Shell) observe(ctx context.Context, req Request, res *shellint.Result, err error) (*Record, error) {
 	if err != nil && (res == nil || ctx.Err() != nil) {
 		return nil, err
 	}
 	if res.Reason == "not_run" {
 		// A poll found that the shell died before it read the command
 		// (Run itself answers this as an error): nothing of it ran.
-		b.mu.Lock()
-		b.status, b.shown = statusNone, false
-		b.mu.Unlock()
+		s.mu.Lock()
+		s.status, s.shown = statusNone, false
+		s.mu.Unlock()
 		return nil, &shellint.DeadError{TerminalID: res.TerminalID, ExitCode: *res.ExitCode}
 	}
 	out := commandOutput(paneText(res.Output), req.Command)
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if res.Cwd != "" {
-		b.dir = res.Cwd
+		s.dir = res.Cwd
 	}
 	if !res.Running {
 		code := -1
 		if res.ExitCode != nil {
 			code = *res.ExitCode
 		}
-		b.status, b.shown = statusCompleted, false
+		s.status, s.shown = statusCompleted, false
 		return &Record{Outcome: Completed, TerminalID: res.TerminalID, Command: req.Command, Output: out, ExitCode: code, Cwd: res.Cwd}, nil
 	}
-	r := &Record{TerminalID: res.TerminalID, Command: req.Command, Output: out, Continued: b.shown}
+	r := &Record{TerminalID: res.TerminalID, Command: req.Command, Output: out, Continued: s.shown}
 	if res.Reason == "yield" && req.Timeout > 0 {
-		r.Outcome, b.status = HardTimeout, statusHardTimeout
+		r.Outcome, s.status = HardTimeout, statusHardTimeout
 	} else {
-		r.Outcome, b.status = NoChange, statusNoChange
+		r.Outcome, s.status = NoChange, statusNoChange
 	}
-	b.shown = true
+	s.shown = true
 	return r, nil
 }
 
 // keyAtPrompt answers a control key sent when no command runs: the prompt
 // echoes ^C and sets $? to 130 for C-c; other keys are not sent (C-d would
 // end the shell).
-func (b *Shell) keyAtPrompt(cmd string) *Record {
+func (s *Shell) keyAtPrompt(cmd string) *Record {
 	code, out := 0, ""
 	if strings.ToUpper(string([]rune(cmd)[2])) == "C" {
 		code, out = 130, "^C"
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	cwd := b.dir
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cwd := s.dir
 	if cwd == "" {
-		cwd = b.opts.Dir
+		cwd = s.opts.Dir
 	}
-	b.status, b.shown = statusCompleted, false
+	s.status, s.shown = statusCompleted, false
 	id := ""
-	if b.sess != nil {
-		id = b.sess.ID()
+	if s.term != nil {
+		id = s.term.ID()
 	}
 	return &Record{Outcome: Completed, TerminalID: id, Command: cmd, Output: out, ExitCode: code, Cwd: cwd}
 }

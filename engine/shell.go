@@ -28,7 +28,7 @@ type Shell struct {
 	turn chan struct{}
 
 	mu   sync.Mutex // guards everything below
-	sess *shellint.Terminal
+	term *shellint.Terminal
 	dir  string // last reported cwd
 	// interrupting is closed when the interrupt in progress ends (nil
 	// while none runs): a request waits for it before it looks at the
@@ -163,80 +163,80 @@ func (r *Record) Running() bool {
 
 // Cwd is the shell's working directory as last reported ("" before the
 // first command).
-func (b *Shell) Cwd() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.dir
+func (s *Shell) Cwd() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dir
 }
 
 // Terminal returns the live terminal, or nil.
-func (b *Shell) Terminal() *shellint.Terminal {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.sess
+func (s *Shell) Terminal() *shellint.Terminal {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.term
 }
 
 // Close ends the shell and whatever it runs.
-func (b *Shell) Close() {
-	b.mu.Lock()
-	s := b.sess
-	b.sess = nil
-	b.mu.Unlock()
-	if s != nil {
-		s.Close()
+func (s *Shell) Close() {
+	s.mu.Lock()
+	term := s.term
+	s.term = nil
+	s.mu.Unlock()
+	if term != nil {
+		term.Close()
 	}
 }
 
 // Reset closes the shell; the next command starts a fresh one in the
 // original directory, with nothing carried over. It waits for the request
 // running, if any.
-func (b *Shell) Reset(ctx context.Context) error {
-	if err := b.acquire(ctx); err != nil {
+func (s *Shell) Reset(ctx context.Context) error {
+	if err := s.acquire(ctx); err != nil {
 		return err
 	}
-	defer b.release()
-	b.Close()
-	b.mu.Lock()
-	b.dir = ""
-	b.status, b.shown, b.seq = statusNone, false, 0
-	b.mu.Unlock()
+	defer s.release()
+	s.Close()
+	s.mu.Lock()
+	s.dir = ""
+	s.status, s.shown, s.seq = statusNone, false, 0
+	s.mu.Unlock()
 	return nil
 }
 
-// session returns the live terminal, starting one if needed (the first
+// liveTerminal returns the live terminal, starting one if needed (the first
 // command, or after the shell exited: then restarted is set).
-func (b *Shell) session() (s *shellint.Terminal, restarted bool, err error) {
-	b.mu.Lock()
-	s = b.sess
-	dir := b.dir
-	b.mu.Unlock()
-	if s != nil && s.State() != shellint.StateDead {
-		return s, false, nil
+func (s *Shell) liveTerminal() (term *shellint.Terminal, restarted bool, err error) {
+	s.mu.Lock()
+	term = s.term
+	dir := s.dir
+	s.mu.Unlock()
+	if term != nil && term.State() != shellint.StateDead {
+		return term, false, nil
 	}
-	if s != nil {
-		s.Close()
+	if term != nil {
+		term.Close()
 		restarted = true
 	}
 	if dir == "" {
-		dir = b.opts.Dir
+		dir = s.opts.Dir
 	}
-	s, err = b.opts.Start(dir)
+	term, err = s.opts.Start(dir)
 	if err != nil {
 		return nil, false, err
 	}
-	b.mu.Lock()
+	s.mu.Lock()
 	select {
-	case <-b.opts.Closed:
-		b.mu.Unlock()
-		s.Close()
+	case <-s.opts.Closed:
+		s.mu.Unlock()
+		term.Close()
 		return nil, false, &ClosedError{}
 	default:
 	}
-	b.sess = s
-	b.dir = s.Cwd()
-	b.status, b.shown = statusNone, false
-	b.mu.Unlock()
-	return s, restarted, nil
+	s.term = term
+	s.dir = term.Cwd()
+	s.status, s.shown = statusNone, false
+	s.mu.Unlock()
+	return term, restarted, nil
 }
 
 // IsSpecialKey is bash.py's _is_special_key: "C-" and one more character.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/oh-bridge/oh-bridge/handlers"
+	"github.com/oh-bridge/oh-bridge/internal/ohtest"
 	"github.com/oh-bridge/oh-bridge/rpc"
 	"github.com/oh-bridge/oh-bridge/rpc/rpctest"
 )
@@ -159,13 +160,11 @@ func TestInfoAndWait(t *testing.T) {
 	// inFlight counts the waits still running.
 	client.Start("bridge/wait", map[string]any{"ms": 5000})
 	client.Start("bridge/wait", map[string]any{"ms": 5000})
-	deadline := time.Now().Add(5 * time.Second)
-	for info.InFlight != 3 && time.Now().Before(deadline) {
+	// The waits are started, not answered: bridge/info says when they run.
+	ohtest.Poll(t, 5*time.Second, "inFlight to be 3 with two waits running", func() (int, bool) {
 		client.Call(ctxT(t), "bridge/info", nil, &info)
-	}
-	if info.InFlight != 3 {
-		t.Fatalf("inFlight %d with two waits running, want 3", info.InFlight)
-	}
+		return info.InFlight, info.InFlight == 3
+	})
 	var w struct{ WaitedMs int64 }
 	if err := client.Call(ctxT(t), "bridge/wait", map[string]any{"ms": 20}, &w); err != nil || w.WaitedMs < 20 {
 		t.Fatalf("bridge/wait: %+v %v", w, err)

@@ -5,6 +5,7 @@ package handlers_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/oh-bridge/oh-bridge/handlers"
+	"github.com/oh-bridge/oh-bridge/internal/ohtest"
 	"github.com/oh-bridge/oh-bridge/rpc"
 	"github.com/oh-bridge/oh-bridge/rpc/rpctest"
 )
@@ -118,13 +120,7 @@ func TestOpenHandsShutdownKillsTheAgentShell(t *testing.T) {
 	}
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
 	h.Shutdown(context.Background())
-	deadline := time.Now().Add(10 * time.Second)
-	for syscall.Kill(pid, 0) == nil {
-		if time.Now().After(deadline) {
-			t.Fatalf("process %d survived shutdown", pid)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	ohtest.WaitWithin(t, 10*time.Second, fmt.Sprintf("process %d to end with the shutdown", pid), func() bool { return syscall.Kill(pid, 0) != nil })
 	var raw json.RawMessage
 	if err := c.Call(ctxT(t), "openhands/execute_action", ohRun("echo late", nil), &raw); err == nil {
 		t.Errorf("execute_action after shutdown answered %s, want an error", raw)

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/oh-bridge/oh-bridge/handlers"
+	"github.com/oh-bridge/oh-bridge/internal/ohtest"
 	"github.com/oh-bridge/oh-bridge/rpc"
 	"github.com/oh-bridge/oh-bridge/rpc/rpctest"
 )
@@ -128,20 +129,14 @@ func (s *termSession) list() []listEntry {
 	return l
 }
 
-// awaitList polls terminal/list until ok holds.
+// awaitList polls terminal/list until ok holds: the terminals' states
+// are their shells', which no notification here reports.
 func (s *termSession) awaitList(what string, ok func([]listEntry) bool) []listEntry {
 	s.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	return ohtest.Poll(s.t, 20*time.Second, what, func() ([]listEntry, bool) {
 		l := s.list()
-		if ok(l) {
-			return l
-		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("timed out waiting for %s; terminal/list = %+v", what, l)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return l, ok(l)
+	})
 }
 
 func exited(t *testing.T, r runResult, code int) {
@@ -436,14 +431,20 @@ func TestTerminalRunWithoutIDReusesOrOpens(t *testing.T) {
 
 func TestTerminalCancelledRunKeepsRunning(t *testing.T) {
 	t.Parallel()
-	s := startTerms(t, false)
+	// Streaming, so the test knows when the terminal has read "before":
+	// its terminal/did_output says so.
+	s := startTerms(t, true)
 	id := s.open(nil)
 	reqID, ch, err := s.c.Start("terminal/run", map[string]any{"terminalId": id, "command": "echo before; sleep 1.5; echo after"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.awaitList("the command running", func(l []listEntry) bool { return len(l) == 1 && l[0].State == "running" })
-	time.Sleep(200 * time.Millisecond) // let "before" be read by the waiting run
+	if _, err := s.c.AwaitNotification(longCtx(t), "terminal/did_output", func(p json.RawMessage) bool {
+		var o didOutput
+		return json.Unmarshal(p, &o) == nil && strings.Contains(o.Data, "before")
+	}); err != nil {
+		t.Fatalf("no terminal/did_output with the command's first line: %v", err)
+	}
 	s.c.Notify("$/cancelRequest", map[string]any{"id": reqID})
 	select {
 	case m := <-ch:

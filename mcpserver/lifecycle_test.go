@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oh-bridge/oh-bridge/internal/ohtest"
 	"github.com/oh-bridge/oh-bridge/mcpserver"
 )
 
@@ -81,15 +82,6 @@ func listen(t *testing.T, srv *mcpserver.Server, grace time.Duration) *mcpserver
 	return ep
 }
 
-func await(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
-}
-
 // TestGoneClientEndsItsSession: a client that held its event stream and
 // exits without DELETE (Claude Code, Gemini CLI) leaves no session and no
 // shell once the grace has passed; one that keeps its stream keeps its
@@ -112,7 +104,7 @@ func TestGoneClientEndsItsSession(t *testing.T) {
 		t.Fatalf("%d agents, want 2", n)
 	}
 	dropGone()
-	await(t, "the gone client's session to end", func() bool { return srv.Sessions() == 1 && len(sess.Agents()) == 1 })
+	ohtest.WaitWithin(t, 10*time.Second, "the gone client's session to end", func() bool { return srv.Sessions() == 1 && len(sess.Agents()) == 1 })
 	if a := sess.Agents(); a[0].Name != "stays 1" {
 		t.Fatalf("the wrong session ended: %+v left", a)
 	}

@@ -71,11 +71,24 @@ func TestCancelInterrupts(t *testing.T) {
 	a, dir, _ := newTestAgent(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
+	// The call's progress says when the command runs: its first line.
+	started := make(chan struct{})
+	var once sync.Once
 	go func() {
-		_, err := a.Call(ctx, "terminal", json.RawMessage(`{"command": "echo started; sleep 60; touch `+dir+`/not-interrupted", "timeout": 120}`), nil)
+		_, err := a.Call(ctx, "terminal", json.RawMessage(`{"command": "echo started; sleep 60; touch `+dir+`/not-interrupted", "timeout": 120}`), func(p ohtools.Progress) {
+			if p.Message == "started" {
+				once.Do(func() { close(started) })
+			}
+		})
 		done <- err
 	}()
-	time.Sleep(500 * time.Millisecond)
+	select {
+	case <-started:
+	case err := <-done:
+		t.Fatalf("the call ended before its command started: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("no progress report of the command's first line")
+	}
 	cancel()
 	select {
 	case err := <-done:
@@ -132,6 +145,8 @@ func TestProgress(t *testing.T) {
 	}
 	n := len(got)
 	mu.Unlock()
+	// A negative can only be bounded: a heartbeat comes after a second of
+	// quiet, so a report that outlived the call would come within 1.5 s.
 	time.Sleep(1500 * time.Millisecond)
 	mu.Lock()
 	if len(got) != n {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oh-bridge/oh-bridge/internal/ohtest"
 	"github.com/oh-bridge/oh-bridge/session"
 )
 
@@ -100,15 +102,18 @@ func TestCloseEndsAgentsTerminals(t *testing.T) {
 	pidFile := filepath.Join(dir, "pid")
 	go a.Call(ctx, "terminal", json.RawMessage(`{"command": "sleep 300 & echo $! > `+pidFile+`; wait", "timeout": 600}`), nil)
 	b.Call(ctx, "terminal", json.RawMessage(`{"command": "true"}`), nil)
-	var pid int
-	for deadline := time.Now().Add(10 * time.Second); pid == 0 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	pid := ohtest.Poll(t, 10*time.Second, "the command to start (its pid in "+pidFile+")", func() (int, bool) {
+		var pid int
 		if data, err := os.ReadFile(pidFile); err == nil {
 			json.Unmarshal([]byte(strings.TrimSpace(string(data))), &pid)
 		}
-	}
-	if pid == 0 {
-		t.Fatal("the command did not start")
-	}
+		return pid, pid != 0
+	})
+	t.Cleanup(func() {
+		if t.Failed() {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
 	if n := len(s.Agents()); n != 2 {
 		t.Fatalf("%d agents, want 2", n)
 	}
@@ -117,12 +122,9 @@ func TestCloseEndsAgentsTerminals(t *testing.T) {
 	if err := s.Close(cctx); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(3 * time.Second); syscall.Kill(pid, 0) == nil; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("the agent's command (pid %d) outlived the session", pid)
-		}
-	}
+	ohtest.WaitWithin(t, 3*time.Second, fmt.Sprintf("the agent's command (pid %d) to end with the session", pid), func() bool {
+		return syscall.Kill(pid, 0) != nil
+	})
 	mu.Lock()
 	defer mu.Unlock()
 	for _, id := range []string{"agent-1", "agent-2"} {

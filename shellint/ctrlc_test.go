@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/oh-bridge/oh-bridge/internal/ohtest"
 )
 
 // TestCtrlCBetweenCommandsOfALoop: a shell without a line editor
@@ -81,7 +83,7 @@ func TestInterruptNeverTypesIntoAnUnreadLine(t *testing.T) {
 		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, func() bool { st, err := readStat(pid); return err == nil && st.state == "T" }, "the shell stopped")
+		ohtest.WaitWithin(t, 10*time.Second, "the shell stopped", func() bool { st, err := readStat(pid); return err == nil && st.state == "T" })
 		mu.Lock()
 		from := len(raw)
 		mu.Unlock()

@@ -14,35 +14,35 @@ import (
 // finished, the whole terminal is killed. Once it has ended, what is left
 // of its process groups is killed too. It returns the command's final
 // Result (Reason "interrupted").
-func (s *Terminal) Interrupt(ctx context.Context) (*Result, error) {
-	c, err := s.running()
+func (t *Terminal) Interrupt(ctx context.Context) (*Result, error) {
+	c, err := t.running()
 	if err != nil {
 		return nil, err
 	}
-	return s.interrupt(ctx, c, "interrupted", false)
+	return t.interrupt(ctx, c, "interrupted", false)
 }
 
 // Kill stops the running command with SIGKILL to its process group right
 // away (no Ctrl-C); the terminal stays usable. A command running inside the
 // shell itself (a builtin loop) falls back to the Interrupt escalation.
-func (s *Terminal) Kill(ctx context.Context) (*Result, error) {
-	c, err := s.running()
+func (t *Terminal) Kill(ctx context.Context) (*Result, error) {
+	c, err := t.running()
 	if err != nil {
 		return nil, err
 	}
-	return s.interrupt(ctx, c, "killed", true)
+	return t.interrupt(ctx, c, "killed", true)
 }
 
-func (s *Terminal) running() (*command, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cur == nil {
-		if s.state == StateDead {
-			return nil, &DeadError{TerminalID: s.id, ExitCode: s.status}
+func (t *Terminal) running() (*command, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.cur == nil {
+		if t.state == StateDead {
+			return nil, &DeadError{TerminalID: t.id, ExitCode: t.status}
 		}
-		return nil, &NotRunningError{TerminalID: s.id}
+		return nil, &NotRunningError{TerminalID: t.id}
 	}
-	return s.cur, nil
+	return t.cur, nil
 }
 
 type escalationStep struct {
@@ -51,7 +51,7 @@ type escalationStep struct {
 	grace time.Duration
 }
 
-func (s *Terminal) interrupt(ctx context.Context, c *command, reason string, hard bool) (*Result, error) {
+func (t *Terminal) interrupt(ctx context.Context, c *command, reason string, hard bool) (*Result, error) {
 	// Signals go to the process group of the program in the terminal's
 	// foreground, never to the shell's: the command may end as the stop
 	// begins, and a Ctrl-C that finds the shell back at its prompt makes
@@ -63,7 +63,7 @@ func (s *Terminal) interrupt(ctx context.Context, c *command, reason string, har
 	// has sent SIGINT.
 	seen, interrupted := map[int]bool{}, map[int]bool{}
 	target := func() int {
-		pg := s.signalTarget(c)
+		pg := t.signalTarget(c)
 		if pg > 0 {
 			seen[pg] = true
 		}
@@ -89,7 +89,7 @@ func (s *Terminal) interrupt(ctx context.Context, c *command, reason string, har
 		}
 	}
 	steps := []escalationStep{
-		{"ctrl_c", func(*command) { interruptNew() }, s.opts.InterruptGrace},
+		{"ctrl_c", func(*command) { interruptNew() }, t.opts.InterruptGrace},
 		// Ctrl-C again: bash loses a SIGINT that reaches a child between
 		// its fork and its exec; this one finds the program. A command
 		// that has kept the shell itself in the foreground for the whole
@@ -106,57 +106,57 @@ func (s *Terminal) interrupt(ctx context.Context, c *command, reason string, har
 		{"ctrl_c", func(c *command) {
 			if pg := target(); pg > 0 {
 				_ = signalGroup(pg, syscall.SIGINT)
-			} else if s.began(c) {
-				s.typeInput(s.procFor(c), []byte{0x03})
+			} else if t.began(c) {
+				t.typeInput(t.procFor(c), []byte{0x03})
 			}
 		}, secondInterruptGrace},
-		{"sigterm", signal(syscall.SIGTERM), s.opts.TermGrace},
+		{"sigterm", signal(syscall.SIGTERM), t.opts.TermGrace},
 		{"sigkill", signal(syscall.SIGKILL), killGrace},
 	}
-	s.mu.Lock()
+	t.mu.Lock()
 	if !c.done {
 		c.reason = reason
 	}
-	s.mu.Unlock()
+	t.mu.Unlock()
 	// A kill needs a process group other than the shell's; a command that
 	// has just started may not have forked its program yet.
-	if hard && s.awaitSignalTarget(c, fgForkTimeout, target) > 0 {
+	if hard && t.awaitSignalTarget(c, fgForkTimeout, target) > 0 {
 		steps = steps[3:]
 	}
 	for i, st := range steps {
-		s.mu.Lock()
+		t.mu.Lock()
 		if c.done {
-			s.mu.Unlock()
+			t.mu.Unlock()
 			break
 		}
 		c.escalation = st.name
-		s.mu.Unlock()
-		s.log.Info("interrupting command", "seq", c.seq, "step", st.name)
+		t.mu.Unlock()
+		t.log.Info("interrupting command", "seq", c.seq, "step", st.name)
 		var look func()
 		if i == 0 && !hard {
 			look = interruptNew
 		}
 		st.apply(c)
-		if done, err := s.waitDone(ctx, c, st.grace, look); done || err != nil {
+		if done, err := t.waitDone(ctx, c, st.grace, look); done || err != nil {
 			if done {
-				s.endGroups(ctx, c, seen)
+				t.endGroups(ctx, c, seen)
 			}
-			return s.softResult(c, reason), err
+			return t.softResult(c, reason), err
 		}
 	}
-	s.mu.Lock()
+	t.mu.Lock()
 	done := c.done
 	if !done {
 		c.escalation = "session_killed"
 	}
-	s.mu.Unlock()
+	t.mu.Unlock()
 	if done {
-		s.endGroups(ctx, c, seen)
+		t.endGroups(ctx, c, seen)
 	} else {
-		s.log.Warn("command survived SIGKILL of its process group; killing the terminal", "seq", c.seq)
-		s.kill(c)
+		t.log.Warn("command survived SIGKILL of its process group; killing the terminal", "seq", c.seq)
+		t.kill(c)
 	}
-	return s.softResult(c, reason), nil
+	return t.softResult(c, reason), nil
 }
 
 // endGroups ends what is left of the process groups a stop found in the
@@ -164,8 +164,8 @@ func (s *Terminal) interrupt(ctx context.Context, c *command, reason string, har
 // in the background of a shell without job control (`sh -c 'server &
 // ...'`) ignores Ctrl-C and stays in the command's group. It returns when
 // they are gone, within killGrace and ctx.
-func (s *Terminal) endGroups(ctx context.Context, c *command, seen map[int]bool) {
-	p := s.procFor(c)
+func (t *Terminal) endGroups(ctx context.Context, c *command, seen map[int]bool) {
+	p := t.procFor(c)
 	if p == nil || len(seen) == 0 {
 		return
 	}
@@ -178,33 +178,33 @@ func (s *Terminal) endGroups(ctx context.Context, c *command, seen map[int]bool)
 		deadline = d
 	}
 	if left := killGroups(p.pid, groups, deadline); left > 0 {
-		s.log.Warn("processes of an interrupted command outlived SIGKILL", "seq", c.seq, "left", left)
+		t.log.Warn("processes of an interrupted command outlived SIGKILL", "seq", c.seq, "left", left)
 	}
 }
 
 // kill ends the session (or, in fallback mode, the command's process)
 // because a command could not be stopped any other way.
-func (s *Terminal) kill(c *command) {
-	p := s.procFor(c)
+func (t *Terminal) kill(c *command) {
+	p := t.procFor(c)
 	if p != nil {
 		p.terminate(closeGrace)
 	}
 }
 
-func (s *Terminal) procFor(c *command) *ptyProc {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (t *Terminal) procFor(c *command) *ptyProc {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	if c.proc != nil {
 		return c.proc
 	}
-	return s.proc
+	return t.proc
 }
 
 // signalTarget is the process group to signal for c: the terminal's
 // foreground group unless that is the interactive shell itself, which must
 // survive; in fallback mode the command's own `bash -c` group.
-func (s *Terminal) signalTarget(c *command) int {
-	p := s.procFor(c)
+func (t *Terminal) signalTarget(c *command) int {
+	p := t.procFor(c)
 	if p == nil {
 		return 0
 	}
@@ -220,13 +220,13 @@ func (s *Terminal) signalTarget(c *command) int {
 
 // awaitSignalTarget polls up to d for a process group to signal for c,
 // found by target.
-func (s *Terminal) awaitSignalTarget(c *command, d time.Duration, target func() int) int {
+func (t *Terminal) awaitSignalTarget(c *command, d time.Duration, target func() int) int {
 	deadline := time.Now().Add(d)
 	for {
 		pg := target()
-		s.mu.Lock()
+		t.mu.Lock()
 		done := c.done
-		s.mu.Unlock()
+		t.mu.Unlock()
 		if pg > 0 || done || time.Now().After(deadline) {
 			return pg
 		}
@@ -235,17 +235,17 @@ func (s *Terminal) awaitSignalTarget(c *command, d time.Duration, target func() 
 }
 
 // began reports whether the shell holds c's whole line.
-func (s *Terminal) began(c *command) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (t *Terminal) began(c *command) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	return c.began
 }
 
 // waitDone waits up to d for c to finish, calling look (if not nil) every
 // fgPoll meanwhile.
-func (s *Terminal) waitDone(ctx context.Context, c *command, d time.Duration, look func()) (bool, error) {
-	t := time.NewTimer(d)
-	defer t.Stop()
+func (t *Terminal) waitDone(ctx context.Context, c *command, d time.Duration, look func()) (bool, error) {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
 	var poll <-chan time.Time
 	if look != nil {
 		tick := time.NewTicker(fgPoll)
@@ -253,9 +253,9 @@ func (s *Terminal) waitDone(ctx context.Context, c *command, d time.Duration, lo
 		poll = tick.C
 	}
 	for {
-		s.mu.Lock()
-		done, ch := c.done, s.changed
-		s.mu.Unlock()
+		t.mu.Lock()
+		done, ch := c.done, t.changed
+		t.mu.Unlock()
 		if done {
 			return true, nil
 		}
@@ -263,7 +263,7 @@ func (s *Terminal) waitDone(ctx context.Context, c *command, d time.Duration, lo
 		case <-ch:
 		case <-poll:
 			look()
-		case <-t.C:
+		case <-timer.C:
 			return false, nil
 		case <-ctx.Done():
 			return false, ctx.Err()

@@ -55,33 +55,33 @@ func resolveShell(name string) (kind, path string, err error) {
 // command's child could read it there and forge the end of a command.
 // startProc hands it over on descriptor 3 instead, which the integration
 // script reads and closes before any user file runs.
-func (s *Terminal) shellCommand(m Mode) (argv, env []string, err error) {
-	env = s.baseEnv()
-	env = append(env, "BR_DIR="+s.runDir)
-	if s.opts.LineEditing {
+func (t *Terminal) shellCommand(m Mode) (argv, env []string, err error) {
+	env = t.baseEnv()
+	env = append(env, "BR_DIR="+t.runDir)
+	if t.opts.LineEditing {
 		env = append(env, "BR_EDITING=1")
 	}
 	if m == ModeNoRC {
 		env = append(env, "BR_NORC=1")
 	}
-	switch s.shellKind {
+	switch t.shellKind {
 	case "bash":
 		script := bashIntegration
-		if m == ModeNoRC && s.opts.testHangNoRC {
+		if m == ModeNoRC && t.opts.testHangNoRC {
 			script = "sleep 1000\n" + script
 		}
-		rc := filepath.Join(s.runDir, "bashrc")
+		rc := filepath.Join(t.runDir, "bashrc")
 		if err := os.WriteFile(rc, []byte(script), 0o600); err != nil {
 			return nil, nil, fmt.Errorf("write shell integration: %w", err)
 		}
-		return []string{s.shellPath, "--noprofile", "--rcfile", rc, "-i"}, env, nil
+		return []string{t.shellPath, "--noprofile", "--rcfile", rc, "-i"}, env, nil
 	default:
-		zdot := filepath.Join(s.runDir, "zdot")
+		zdot := filepath.Join(t.runDir, "zdot")
 		if err := os.MkdirAll(zdot, 0o700); err != nil {
 			return nil, nil, fmt.Errorf("write shell integration: %w", err)
 		}
 		zenv := zshEnvIntegration
-		if m == ModeNoRC && s.opts.testHangNoRC {
+		if m == ModeNoRC && t.opts.testHangNoRC {
 			zenv = "sleep 1000\n" + zenv
 		}
 		if err := os.WriteFile(filepath.Join(zdot, ".zshenv"), []byte(zenv), 0o600); err != nil {
@@ -90,17 +90,17 @@ func (s *Terminal) shellCommand(m Mode) (argv, env []string, err error) {
 		if err := os.WriteFile(filepath.Join(zdot, ".zshrc"), []byte(zshRcIntegration), 0o600); err != nil {
 			return nil, nil, fmt.Errorf("write shell integration: %w", err)
 		}
-		userZdot, set := s.lookupEnv("ZDOTDIR")
+		userZdot, set := t.lookupEnv("ZDOTDIR")
 		if set {
 			env = append(env, "BR_USER_ZDOTDIR="+userZdot)
 		}
 		env = append(env, "ZDOTDIR="+zdot)
-		return []string{s.shellPath, "-i"}, env, nil
+		return []string{t.shellPath, "-i"}, env, nil
 	}
 }
 
-func (s *Terminal) lookupEnv(k string) (string, bool) {
-	if v, ok := s.opts.Env[k]; ok {
+func (t *Terminal) lookupEnv(k string) (string, bool) {
+	if v, ok := t.opts.Env[k]; ok {
 		return v, true
 	}
 	return os.LookupEnv(k)
@@ -121,7 +121,7 @@ var agentEnv = [][2]string{
 
 // baseEnv is the process environment minus what would confuse the
 // integration, plus agentEnv, plus the caller's overrides.
-func (s *Terminal) baseEnv() []string {
+func (t *Terminal) baseEnv() []string {
 	drop := map[string]bool{
 		"PROMPT_COMMAND": true, "PS0": true, "PS1": true, "PS2": true,
 		"COLUMNS": true, "LINES": true, "ZDOTDIR": true,
@@ -130,7 +130,7 @@ func (s *Terminal) baseEnv() []string {
 	for _, kv := range agentEnv {
 		drop[kv[0]] = true
 	}
-	for k := range s.opts.Env {
+	for k := range t.opts.Env {
 		drop[k] = true
 	}
 	var env []string
@@ -141,11 +141,11 @@ func (s *Terminal) baseEnv() []string {
 		}
 	}
 	for _, kv := range agentEnv {
-		if _, ok := s.opts.Env[kv[0]]; !ok {
+		if _, ok := t.opts.Env[kv[0]]; !ok {
 			env = append(env, kv[0]+"="+kv[1])
 		}
 	}
-	for k, v := range s.opts.Env {
+	for k, v := range t.opts.Env {
 		if k == "ZDOTDIR" {
 			continue // handed to the zsh integration separately
 		}

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/oh-bridge/oh-bridge/internal/ohtest"
 )
 
 // TestLineDisciplineRestored: whatever a program leaves the terminal's
@@ -105,7 +107,7 @@ func TestLineNotReadIsDeadError(t *testing.T) {
 		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, func() bool { st, err := readStat(pid); return err == nil && st.state == "T" }, "the shell stopped")
+		ohtest.WaitWithin(t, 10*time.Second, "the shell stopped", func() bool { st, err := readStat(pid); return err == nil && st.state == "T" })
 		type answer struct {
 			r   *Result
 			err error
@@ -115,7 +117,7 @@ func TestLineNotReadIsDeadError(t *testing.T) {
 			r, err := s.Run(testCtx(t), "echo NEXT", RunOptions{Timeout: 20 * time.Second})
 			done <- answer{r, err}
 		}()
-		waitFor(t, func() bool { return s.State() == StateRunning }, "the line submitted")
+		ohtest.WaitWithin(t, 10*time.Second, "the line submitted", func() bool { return s.State() == StateRunning })
 		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}

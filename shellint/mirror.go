@@ -30,28 +30,28 @@ const (
 )
 
 // mirrorTextLocked adds bytes that pass unchanged.
-func (s *Terminal) mirrorTextLocked(b []byte) {
-	if len(s.subs) > 0 {
-		s.mirror = append(s.mirror, b...)
+func (t *Terminal) mirrorTextLocked(b []byte) {
+	if len(t.subs) > 0 {
+		t.mirror = append(t.mirror, b...)
 	}
 }
 
 // mirrorMarkLocked adds the subscribers' form of one of our markers.
-func (s *Terminal) mirrorMarkLocked(m mark) {
-	if len(s.subs) == 0 {
+func (t *Terminal) mirrorMarkLocked(m mark) {
+	if len(t.subs) == 0 {
 		return
 	}
 	switch m.code {
 	case "A":
-		s.mirror = append(s.mirror, mirrorA...)
+		t.mirror = append(t.mirror, mirrorA...)
 	case "D":
-		s.mirror = append(s.mirror, mirrorDPref...)
-		s.mirror = append(s.mirror, m.args[0]...)
-		s.mirror = append(s.mirror, oscEnd...)
+		t.mirror = append(t.mirror, mirrorDPref...)
+		t.mirror = append(t.mirror, m.args[0]...)
+		t.mirror = append(t.mirror, oscEnd...)
 	case "P":
-		s.mirror = append(s.mirror, mirrorPPref...)
-		s.mirror = append(s.mirror, strings.Join(m.args[:len(m.args)-1], ";")...)
-		s.mirror = append(s.mirror, oscEnd...)
+		t.mirror = append(t.mirror, mirrorPPref...)
+		t.mirror = append(t.mirror, strings.Join(m.args[:len(m.args)-1], ";")...)
+		t.mirror = append(t.mirror, oscEnd...)
 	}
 }
 
@@ -59,31 +59,31 @@ func (s *Terminal) mirrorMarkLocked(m mark) {
 // prompt: OSC 633;E with the command line, the text, then C (output
 // starts). It runs as c is submitted, before the shell can print anything
 // of it.
-func (s *Terminal) mirrorCommandLocked(c *command) {
-	if len(s.subs) == 0 {
+func (t *Terminal) mirrorCommandLocked(c *command) {
+	if len(t.subs) == 0 {
 		return
 	}
-	s.mirror = append(s.mirror, mirrorEPref...)
-	s.mirror = appendCommandLine(s.mirror, c.text)
-	s.mirror = append(s.mirror, oscEnd...)
-	s.mirror = appendTypedText(s.mirror, c.text)
-	s.mirror = append(s.mirror, mirrorC...)
+	t.mirror = append(t.mirror, mirrorEPref...)
+	t.mirror = appendCommandLine(t.mirror, c.text)
+	t.mirror = append(t.mirror, oscEnd...)
+	t.mirror = appendTypedText(t.mirror, c.text)
+	t.mirror = append(t.mirror, mirrorC...)
 }
 
 // flushMirrorLocked hands the mirrored bytes gathered so far to the
 // subscribers. It runs before any state event is queued, so a state change
 // follows the output that caused it.
-func (s *Terminal) flushMirrorLocked() {
-	defer s.flushTextLocked()
-	if len(s.mirror) == 0 {
+func (t *Terminal) flushMirrorLocked() {
+	defer t.flushTextLocked()
+	if len(t.mirror) == 0 {
 		return
 	}
-	data := s.mirror
-	s.mirror = nil // subscribers keep data; the next chunk gets a new buffer
-	off := s.offset
-	s.offset += int64(len(data))
-	for _, sub := range s.subs {
-		sub.push(Event{TerminalID: s.id, Output: &OutputEvent{Offset: off, Data: data}})
+	data := t.mirror
+	t.mirror = nil // subscribers keep data; the next chunk gets a new buffer
+	off := t.offset
+	t.offset += int64(len(data))
+	for _, sub := range t.subs {
+		sub.push(Event{TerminalID: t.id, Output: &OutputEvent{Offset: off, Data: data}})
 	}
 }
 
@@ -132,13 +132,13 @@ func appendTypedText(dst []byte, text string) []byte {
 
 // flushTextLocked hands the command text gathered so far to the
 // subscribers, after the raw bytes that carried it.
-func (s *Terminal) flushTextLocked() {
-	if len(s.text) == 0 {
+func (t *Terminal) flushTextLocked() {
+	if len(t.text) == 0 {
 		return
 	}
-	text := string(s.text)
-	s.text = s.text[:0]
-	for _, sub := range s.subs {
-		sub.push(Event{TerminalID: s.id, Text: &TextEvent{Seq: s.textSeq, Text: text}})
+	text := string(t.text)
+	t.text = t.text[:0]
+	for _, sub := range t.subs {
+		sub.push(Event{TerminalID: t.id, Text: &TextEvent{Seq: t.textSeq, Text: text}})
 	}
 }

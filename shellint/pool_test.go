@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/oh-bridge/oh-bridge/internal/ohtest"
 )
 
 func newTestPool(t *testing.T, limit int) *Pool {
@@ -42,7 +44,7 @@ func TestPoolReuseAndConcurrency(t *testing.T) {
 		}()
 	}
 	// While they run, a fourth is refused with the list of what runs where.
-	waitFor(t, func() bool {
+	ohtest.WaitWithin(t, 10*time.Second, "three running terminals", func() bool {
 		n := 0
 		for _, in := range p.List() {
 			if in.State == StateRunning {
@@ -50,7 +52,7 @@ func TestPoolReuseAndConcurrency(t *testing.T) {
 			}
 		}
 		return n == 3
-	}, "three running terminals")
+	})
 	_, err := p.Run(ctx, RunRequest{Command: "true"})
 	var lim *LimitError
 	if !errors.As(err, &lim) || lim.Kind() != "terminal_limit" || len(lim.Terminals) != 3 || lim.Terminals[0].Command == "" {

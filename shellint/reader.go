@@ -12,96 +12,96 @@ import (
 // gives goes to onData, which scans markers, cooks command output, mirrors
 // the stream and moves the terminal between states.
 
-func (s *Terminal) onData(p *ptyProc, b []byte) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if p != s.proc && (s.cur == nil || s.cur.proc != p) {
+func (t *Terminal) onData(p *ptyProc, b []byte) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if p != t.proc && (t.cur == nil || t.cur.proc != p) {
 		return // an abandoned startup attempt
 	}
-	if s.mode == ModeFallback {
-		s.mirrorTextLocked(b)
-		s.commandTextLocked(b)
-		s.flushMirrorLocked()
+	if t.mode == ModeFallback {
+		t.mirrorTextLocked(b)
+		t.commandTextLocked(b)
+		t.flushMirrorLocked()
 		return
 	}
-	s.scan.feed(b, s.onTextLocked, s.onMarkLocked)
-	s.flushMirrorLocked()
+	t.scan.feed(b, t.onTextLocked, t.onMarkLocked)
+	t.flushMirrorLocked()
 }
 
-func (s *Terminal) onTextLocked(b []byte) {
-	s.mirrorTextLocked(b)
-	s.commandTextLocked(b)
+func (t *Terminal) onTextLocked(b []byte) {
+	t.mirrorTextLocked(b)
+	t.commandTextLocked(b)
 }
 
-func (s *Terminal) commandTextLocked(b []byte) {
-	c := s.cur
+func (t *Terminal) commandTextLocked(b []byte) {
+	c := t.cur
 	if c == nil || !c.started || c.done {
 		return // prompt, echo of the submit line, job notices
 	}
 	c.lastOutput = time.Now()
 	text := c.cook.cook(b)
 	c.out.write(text)
-	s.textLocked(c, text)
+	t.textLocked(c, text)
 }
 
 // textLocked gathers a command's cooked text for the subscribers' next
 // TextEvent, which flushMirrorLocked sends after the raw bytes it came in.
-func (s *Terminal) textLocked(c *command, text []byte) {
-	if len(s.subs) == 0 || len(text) == 0 {
+func (t *Terminal) textLocked(c *command, text []byte) {
+	if len(t.subs) == 0 || len(text) == 0 {
 		return
 	}
-	if s.textSeq != c.seq {
-		s.flushTextLocked()
-		s.textSeq = c.seq
+	if t.textSeq != c.seq {
+		t.flushTextLocked()
+		t.textSeq = c.seq
 	}
-	s.text = append(s.text, text...)
+	t.text = append(t.text, text...)
 }
 
-func (s *Terminal) onMarkLocked(m mark) {
-	if !s.markIsOurs(m) {
-		s.onTextLocked(m.raw)
+func (t *Terminal) onMarkLocked(m mark) {
+	if !t.markIsOurs(m) {
+		t.onTextLocked(m.raw)
 		return
 	}
 	if m.code == "D" {
-		s.onEndLocked(m)
+		t.onEndLocked(m)
 		return
 	}
-	s.mirrorMarkLocked(m)
+	t.mirrorMarkLocked(m)
 	switch m.code {
 	case "A":
-		if !s.ready {
-			s.ready = true
+		if !t.ready {
+			t.ready = true
 			// The line discipline the shell reads its lines in, put back
 			// before each line (line_unix.go). A line editor sets its own
 			// while it reads, and this prompt may come before or after it
 			// did: there the editor's own reset stands.
-			if !s.opts.LineEditing {
-				s.proc.saveLine()
+			if !t.opts.LineEditing {
+				t.proc.saveLine()
 			}
-			s.broadcastLocked()
+			t.broadcastLocked()
 		}
-		if s.promptPending {
+		if t.promptPending {
 			// The prompt that follows the last D: the shell now reads.
-			s.promptPending = false
-			s.broadcastLocked()
-		} else if c := s.cur; c != nil && !c.done && c.proc == nil {
+			t.promptPending = false
+			t.broadcastLocked()
+		} else if c := t.cur; c != nil && !c.done && c.proc == nil {
 			// A new prompt and no D: the shell never ran the line (Ctrl-C
 			// at the prompt flushed it, or the machinery was removed).
-			s.finishLocked(c, 130, "exited")
+			t.finishLocked(c, 130, "exited")
 		}
 	case "P":
 		k, v, _ := strings.Cut(strings.Join(m.args[:len(m.args)-1], ";"), "=")
 		if k == "Cwd" {
-			s.cwd = decodeMarkValue(v)
+			t.cwd = decodeMarkValue(v)
 		}
 	case "C":
 		// The shell has read the whole line: the eval line's C names its
 		// seq; typed mode's (PS0) is tagged "f" and belongs to the line
 		// submitted last, since the one before has ended.
-		if c := s.cur; c != nil && !c.began && c.proc == nil && (m.args[1] == "f" || m.args[1] == strconv.Itoa(c.seq)) {
+		if c := t.cur; c != nil && !c.began && c.proc == nil && (m.args[1] == "f" || m.args[1] == strconv.Itoa(c.seq)) {
 			c.began = true
 			c.started = true // with a line editor, what came before was its echo of the line
-			s.broadcastLocked()
+			t.broadcastLocked()
 		}
 	}
 }
@@ -113,66 +113,66 @@ func (s *Terminal) onMarkLocked(m mark) {
 // shell prints no prompt between reading a line and finishing it. Only a
 // D that ends a command is mirrored: VS Code would take the others for
 // commands of their own.
-func (s *Terminal) onEndLocked(m mark) {
-	c := s.cur
+func (t *Terminal) onEndLocked(m mark) {
+	c := t.cur
 	if tag := m.args[2]; strings.HasPrefix(tag, "f") {
-		s.typed = true
-		s.hookLost = tag != "f10"
+		t.typed = true
+		t.hookLost = tag != "f10"
 		if c == nil || c.done || c.proc != nil {
 			return
 		}
 	} else if c == nil || tag != strconv.Itoa(c.seq) {
 		return
 	}
-	s.mirrorMarkLocked(m)
+	t.mirrorMarkLocked(m)
 	ec, err := strconv.Atoi(m.args[0])
 	if err != nil {
 		ec = -1
 	}
-	s.finishLocked(c, ec, "exited")
-	s.promptPending = true
+	t.finishLocked(c, ec, "exited")
+	t.promptPending = true
 }
 
 // markIsOurs checks the nonce (and shape); anything else, including a
 // command printing a look-alike, is plain output.
-func (s *Terminal) markIsOurs(m mark) bool {
+func (t *Terminal) markIsOurs(m mark) bool {
 	switch m.code {
 	case "A":
-		return len(m.args) == 1 && m.args[0] == s.nonce
+		return len(m.args) == 1 && m.args[0] == t.nonce
 	case "C":
-		return len(m.args) == 2 && m.args[0] == s.nonce
+		return len(m.args) == 2 && m.args[0] == t.nonce
 	case "D":
-		return len(m.args) == 3 && m.args[1] == s.nonce
+		return len(m.args) == 3 && m.args[1] == t.nonce
 	case "P":
-		return len(m.args) >= 2 && m.args[len(m.args)-1] == s.nonce
+		return len(m.args) >= 2 && m.args[len(m.args)-1] == t.nonce
 	}
 	return false
 }
 
-func (s *Terminal) onExit(p *ptyProc) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.mode == ModeFallback {
-		c := s.cur
+func (t *Terminal) onExit(p *ptyProc) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.mode == ModeFallback {
+		c := t.cur
 		if c == nil || c.proc != p {
 			return
 		}
-		if b, err := os.ReadFile(filepath.Join(s.runDir, "cwd")); err == nil {
+		if b, err := os.ReadFile(filepath.Join(t.runDir, "cwd")); err == nil {
 			if d := strings.TrimRight(string(b), "\n"); d != "" {
-				s.cwd = d
+				t.cwd = d
 			}
 		}
-		s.finishLocked(c, p.status, "exited")
+		t.finishLocked(c, p.status, "exited")
 		return
 	}
-	if p != s.proc {
+	if p != t.proc {
 		return
 	}
-	s.status = p.status
-	if c := s.cur; c != nil && !c.done {
+	t.status = p.status
+	if c := t.cur; c != nil && !c.done {
 		reason := "shell_exited"
 		switch {
-		case s.closed:
+		case t.closed:
 			reason = "closed"
 		case !p.readLine(c.seq):
 			// The shell died before it read the line (a program left the
@@ -180,47 +180,47 @@ func (s *Terminal) onExit(p *ptyProc) {
 			// shell was killed): nothing of the command ran.
 			reason = "not_run"
 		}
-		s.finishLocked(c, p.status, reason)
+		t.finishLocked(c, p.status, reason)
 	}
-	s.setStateLocked(StateDead, nil, "shell exited")
-	s.log.Info("shell exited", "status", p.status)
+	t.setStateLocked(StateDead, nil, "shell exited")
+	t.log.Info("shell exited", "status", p.status)
 }
 
-func (s *Terminal) finishLocked(c *command, exitCode int, reason string) {
+func (t *Terminal) finishLocked(c *command, exitCode int, reason string) {
 	rest := c.cook.flush()
 	c.out.write(rest)
-	s.textLocked(c, rest)
+	t.textLocked(c, rest)
 	c.done = true
 	c.exitCode = exitCode
 	if c.reason == "" {
 		c.reason = reason
 	}
 	c.end = time.Now()
-	c.cwd = s.cwd
+	c.cwd = t.cwd
 	if c.file != "" {
 		os.Remove(c.file)
 	}
-	if s.cur == c {
-		s.cur = nil
+	if t.cur == c {
+		t.cur = nil
 	}
-	if s.state == StateRunning {
-		s.setStateLocked(StateIdle, c, c.reason)
+	if t.state == StateRunning {
+		t.setStateLocked(StateIdle, c, c.reason)
 	} else {
-		s.broadcastLocked()
+		t.broadcastLocked()
 	}
 }
 
 // ---- events ----
 
-func (s *Terminal) broadcastLocked() {
-	close(s.changed)
-	s.changed = make(chan struct{})
+func (t *Terminal) broadcastLocked() {
+	close(t.changed)
+	t.changed = make(chan struct{})
 }
 
-func (s *Terminal) setStateLocked(st State, c *command, reason string) {
-	s.flushMirrorLocked()
-	s.state = st
-	ev := &StateEvent{State: st, Name: s.name, Mode: s.mode, Cwd: s.cwd, Reason: reason}
+func (t *Terminal) setStateLocked(st State, c *command, reason string) {
+	t.flushMirrorLocked()
+	t.state = st
+	ev := &StateEvent{State: st, Name: t.name, Mode: t.mode, Cwd: t.cwd, Reason: reason}
 	if c != nil {
 		ev.Seq, ev.Command, ev.AltScreen = c.seq, c.text, c.cook.altSeen
 		if c.done {
@@ -229,13 +229,13 @@ func (s *Terminal) setStateLocked(st State, c *command, reason string) {
 		}
 	}
 	if st == StateDead {
-		ec := s.status
+		ec := t.status
 		ev.ExitCode = &ec
 	}
-	for _, sub := range s.subs {
-		sub.push(Event{TerminalID: s.id, State: ev})
+	for _, sub := range t.subs {
+		sub.push(Event{TerminalID: t.id, State: ev})
 	}
-	s.broadcastLocked()
+	t.broadcastLocked()
 }
 
 // Subscribe delivers this terminal's raw output and state changes to fn,
@@ -243,25 +243,25 @@ func (s *Terminal) setStateLocked(st State, c *command, reason string) {
 // terminal (a subscriber that falls more than Options.SubscriberBuffer bytes
 // behind loses output, reported as OutputEvent.Lost). Delivery starts with
 // the next byte read. The returned func cancels the subscription.
-func (s *Terminal) Subscribe(fn func(Event)) (cancel func()) {
-	sub := newSubscriber(fn, s.opts.SubscriberBuffer)
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+func (t *Terminal) Subscribe(fn func(Event)) (cancel func()) {
+	sub := newSubscriber(fn, t.opts.SubscriberBuffer)
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
 		sub.close()
 		return func() {}
 	}
-	s.subs = append(s.subs, sub)
-	s.mu.Unlock()
+	t.subs = append(t.subs, sub)
+	t.mu.Unlock()
 	return func() {
-		s.mu.Lock()
-		for i, x := range s.subs {
+		t.mu.Lock()
+		for i, x := range t.subs {
 			if x == sub {
-				s.subs = append(s.subs[:i:i], s.subs[i+1:]...)
+				t.subs = append(t.subs[:i:i], t.subs[i+1:]...)
 				break
 			}
 		}
-		s.mu.Unlock()
+		t.mu.Unlock()
 		sub.cancel()
 	}
 }

@@ -26,65 +26,65 @@ import (
 // If the shell exits before it reads the command (a program left the
 // terminal unable to read a line, the shell was killed), nothing of the
 // command ran: Run returns a *DeadError, as for a terminal already dead.
-func (s *Terminal) Run(ctx context.Context, command string, o RunOptions) (*Result, error) {
-	c, err := s.submit(command, o.Cwd, false)
+func (t *Terminal) Run(ctx context.Context, command string, o RunOptions) (*Result, error) {
+	c, err := t.submit(command, o.Cwd, false)
 	if err != nil {
 		return nil, err
 	}
-	r, err := s.await(ctx, c, o)
+	r, err := t.await(ctx, c, o)
 	if err == nil && r.Reason == "not_run" {
-		return nil, &DeadError{TerminalID: s.id, ExitCode: *r.ExitCode}
+		return nil, &DeadError{TerminalID: t.id, ExitCode: *r.ExitCode}
 	}
 	return r, err
 }
 
-func (s *Terminal) submit(text, cwd string, reserved bool) (*command, error) {
+func (t *Terminal) submit(text, cwd string, reserved bool) (*command, error) {
 	// Prompt hooks (a user's PROMPT_COMMAND/precmd) run jobs after the
 	// end marker, so the foreground group can briefly differ from the
 	// shell; only a group that stays is someone else's program.
 	deadline := time.Now().Add(fgSettleTimeout)
 	for {
-		s.mu.Lock()
-		if s.promptPending && time.Now().Before(deadline) {
+		t.mu.Lock()
+		if t.promptPending && time.Now().Before(deadline) {
 			// D came, its prompt not yet: a line sent now could be taken
 			// for one the prompt flushed. They share a write; this wait is
 			// for the rare read that splits them.
-			ch := s.changed
-			s.mu.Unlock()
+			ch := t.changed
+			t.mu.Unlock()
 			select {
 			case <-ch:
 			case <-time.After(time.Until(deadline)):
 			}
 			continue
 		}
-		err := s.checkSubmitLocked(reserved)
+		err := t.checkSubmitLocked(reserved)
 		if err == nil {
 			break
 		}
-		s.mu.Unlock()
+		t.mu.Unlock()
 		var busy *BusyError
 		if !errors.As(err, &busy) || busy.foreground == 0 || time.Now().After(deadline) {
 			return nil, err
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	s.seq++
+	t.seq++
 	c := &command{
-		seq:   s.seq,
+		seq:   t.seq,
 		text:  text,
 		start: time.Now(),
-		out:   newOutputBuffer(s.opts.HeadBytes, s.opts.TailBytes),
+		out:   newOutputBuffer(t.opts.HeadBytes, t.opts.TailBytes),
 		cook:  newCooker(),
-		file:  filepath.Join(s.runDir, "c"+strconv.Itoa(s.seq)),
+		file:  filepath.Join(t.runDir, "c"+strconv.Itoa(t.seq)),
 	}
 	runText := text
 	if cwd != "" {
 		runText = cdPrefixed(cwd, text)
 	}
 	var line string
-	if s.mode != ModeFallback {
-		lo := lineOpts{shell: s.shellKind, seq: c.seq, text: runText, typed: s.typed, prevEval: s.lastEval}
-		if s.typed && !s.hookLost && cwd == "" && !s.testEvalOnly && typable(text, s.lastEval) {
+	if t.mode != ModeFallback {
+		lo := lineOpts{shell: t.shellKind, seq: c.seq, text: runText, typed: t.typed, prevEval: t.lastEval}
+		if t.typed && !t.hookLost && cwd == "" && !t.testEvalOnly && typable(text, t.lastEval) {
 			line = text + "\r"
 			c.file, c.typed = "", true
 		} else if line = submitLine(lo); len(line) <= maxInlineLine {
@@ -93,39 +93,39 @@ func (s *Terminal) submit(text, cwd string, reserved bool) (*command, error) {
 			lo.text, lo.file = "", c.file
 			line = submitLine(lo)
 		}
-		s.lastEval = !c.typed
+		t.lastEval = !c.typed
 	}
 	if c.file != "" {
 		body := runText
-		if !strings.HasSuffix(body, "\n") && s.mode == ModeFallback {
+		if !strings.HasSuffix(body, "\n") && t.mode == ModeFallback {
 			body += "\n"
 		}
 		if err := os.WriteFile(c.file, []byte(body), 0o600); err != nil {
-			s.mu.Unlock()
-			return nil, fmt.Errorf("write command file in %s: %w", s.runDir, err)
+			t.mu.Unlock()
+			return nil, fmt.Errorf("write command file in %s: %w", t.runDir, err)
 		}
 	}
-	s.cur = c
-	s.reserved = false
-	s.cmds = append(s.cmds, c)
-	if len(s.cmds) > keptCommands {
-		s.cmds = s.cmds[1:]
+	t.cur = c
+	t.reserved = false
+	t.cmds = append(t.cmds, c)
+	if len(t.cmds) > keptCommands {
+		t.cmds = t.cmds[1:]
 	}
-	s.setStateLocked(StateRunning, c, "")
-	if s.mode != ModeFallback {
+	t.setStateLocked(StateRunning, c, "")
+	if t.mode != ModeFallback {
 		// Everything the shell prints from now on is the command's: the
 		// line itself is not echoed. The mirror shows it as typed, before
 		// any of its output can arrive.
 		// A line editor echoes the line itself; then C marks the start.
-		c.started = !s.opts.LineEditing
-		s.mirrorCommandLocked(c)
-		s.flushMirrorLocked()
+		c.started = !t.opts.LineEditing
+		t.mirrorCommandLocked(c)
+		t.flushMirrorLocked()
 	}
-	mode, shell := s.mode, s.proc
-	s.mu.Unlock()
+	mode, shell := t.mode, t.proc
+	t.mu.Unlock()
 
 	if mode == ModeFallback {
-		if err := s.startFallback(c); err != nil {
+		if err := t.startFallback(c); err != nil {
 			return nil, err
 		}
 		return c, nil
@@ -137,9 +137,9 @@ func (s *Terminal) submit(text, cwd string, reserved bool) (*command, error) {
 	// the next input sent to the terminal (SendInput): turning it on any
 	// earlier could race the line discipline still taking this line.
 	if err := shell.prepareLine(); err != nil {
-		s.log.Debug("could not prepare the terminal for a line", "error", err)
+		t.log.Debug("could not prepare the terminal for a line", "error", err)
 	}
-	if err := s.writeLine(shell, c.seq, []byte(line)); err != nil {
+	if err := t.writeLine(shell, c.seq, []byte(line)); err != nil {
 		// A shell that exited has ended the command "not_run" by now
 		// (writeLine waits for that); one that does not take input may
 		// still read the line later: the command is left running so it
@@ -149,54 +149,54 @@ func (s *Terminal) submit(text, cwd string, reserved bool) (*command, error) {
 	return c, nil
 }
 
-func (s *Terminal) checkSubmitLocked(reserved bool) error {
+func (t *Terminal) checkSubmitLocked(reserved bool) error {
 	switch {
-	case s.closed || s.state == StateDead:
-		return &DeadError{TerminalID: s.id, ExitCode: s.status}
-	case s.cur != nil:
-		return &BusyError{TerminalID: s.id, Seq: s.cur.seq, Command: s.cur.text}
-	case s.state == StateStarting:
-		return &BusyError{TerminalID: s.id}
-	case s.reserved && !reserved:
-		return &BusyError{TerminalID: s.id}
+	case t.closed || t.state == StateDead:
+		return &DeadError{TerminalID: t.id, ExitCode: t.status}
+	case t.cur != nil:
+		return &BusyError{TerminalID: t.id, Seq: t.cur.seq, Command: t.cur.text}
+	case t.state == StateStarting:
+		return &BusyError{TerminalID: t.id}
+	case t.reserved && !reserved:
+		return &BusyError{TerminalID: t.id}
 	}
-	if s.mode != ModeFallback && s.proc != nil {
+	if t.mode != ModeFallback && t.proc != nil {
 		// Idle by the markers, but someone else (a program started
 		// outside our protocol) may own the terminal.
-		if fg := s.proc.fgPgid(); fg > 0 && fg != s.proc.pid {
-			return &BusyError{TerminalID: s.id, Command: fmt.Sprintf("(foreground process group %d)", fg), foreground: fg}
+		if fg := t.proc.fgPgid(); fg > 0 && fg != t.proc.pid {
+			return &BusyError{TerminalID: t.id, Command: fmt.Sprintf("(foreground process group %d)", fg), foreground: fg}
 		}
 	}
 	return nil
 }
 
-func (s *Terminal) startFallback(c *command) error {
-	s.mu.Lock()
-	cwd, cols, rows := s.cwd, s.cols, s.rows
-	s.mu.Unlock()
+func (t *Terminal) startFallback(c *command) error {
+	t.mu.Lock()
+	cwd, cols, rows := t.cwd, t.cols, t.rows
+	t.mu.Unlock()
 	script := fmt.Sprintf(fallbackScript,
-		shellQuote(filepath.Join(s.runDir, "env")), shellQuote(cwd),
-		shellQuote(c.file), shellQuote(filepath.Join(s.runDir, "cwd")))
+		shellQuote(filepath.Join(t.runDir, "env")), shellQuote(cwd),
+		shellQuote(c.file), shellQuote(filepath.Join(t.runDir, "cwd")))
 	bash, err := exec.LookPath("bash")
 	if err != nil {
-		bash = s.shellPath
+		bash = t.shellPath
 	}
-	env := s.baseEnv()
+	env := t.baseEnv()
 	// Hold mu across the start: a quick command's output (or exit) reaches
 	// onData/onExit, which take mu, only once c.proc says whose it is;
 	// before, it was dropped as an abandoned process's.
-	s.mu.Lock()
+	t.mu.Lock()
 	c.started, c.began = true, true
 	p, err := startProc([]string{bash, "--noprofile", "--norc", "-c", script}, env, nil, cwd, cols, rows,
-		s.onData, s.onExit)
+		t.onData, t.onExit)
 	if err == nil {
 		c.proc = p
-		s.proc = p
-		s.mu.Unlock()
+		t.proc = p
+		t.mu.Unlock()
 		return nil
 	}
-	s.finishLocked(c, 127, "exited")
-	s.mu.Unlock()
+	t.finishLocked(c, 127, "exited")
+	t.mu.Unlock()
 	return &StartError{Shell: bash, Err: err}
 }
 
@@ -207,27 +207,27 @@ func shellQuote(s string) string {
 // Output returns the output of command seq (0 = the current or last one)
 // that was not returned before, waiting as o allows (o.Timeout interrupts
 // the command). For a finished command it returns at once.
-func (s *Terminal) Output(ctx context.Context, seq int, o RunOptions) (*Result, error) {
-	s.mu.Lock()
-	c := s.findLocked(seq)
-	s.mu.Unlock()
+func (t *Terminal) Output(ctx context.Context, seq int, o RunOptions) (*Result, error) {
+	t.mu.Lock()
+	c := t.findLocked(seq)
+	t.mu.Unlock()
 	if c == nil {
-		return nil, &UnknownCommandError{TerminalID: s.id, Seq: seq}
+		return nil, &UnknownCommandError{TerminalID: t.id, Seq: seq}
 	}
-	return s.await(ctx, c, o)
+	return t.await(ctx, c, o)
 }
 
-func (s *Terminal) findLocked(seq int) *command {
+func (t *Terminal) findLocked(seq int) *command {
 	if seq == 0 {
-		if s.cur != nil {
-			return s.cur
+		if t.cur != nil {
+			return t.cur
 		}
-		if len(s.cmds) > 0 {
-			return s.cmds[len(s.cmds)-1]
+		if len(t.cmds) > 0 {
+			return t.cmds[len(t.cmds)-1]
 		}
 		return nil
 	}
-	for _, c := range s.cmds {
+	for _, c := range t.cmds {
 		if c.seq == seq {
 			return c
 		}
@@ -235,27 +235,27 @@ func (s *Terminal) findLocked(seq int) *command {
 	return nil
 }
 
-func (s *Terminal) await(ctx context.Context, c *command, o RunOptions) (*Result, error) {
+func (t *Terminal) await(ctx context.Context, c *command, o RunOptions) (*Result, error) {
 	callStart := time.Now()
 	var hardC, yieldC <-chan time.Time
 	if o.Timeout > 0 {
-		t := time.NewTimer(o.Timeout)
-		defer t.Stop()
-		hardC = t.C
+		hard := time.NewTimer(o.Timeout)
+		defer hard.Stop()
+		hardC = hard.C
 	}
 	if o.Yield > 0 {
-		t := time.NewTimer(o.Yield)
-		defer t.Stop()
-		yieldC = t.C
+		yield := time.NewTimer(o.Yield)
+		defer yield.Stop()
+		yieldC = yield.C
 	}
 	for {
-		s.mu.Lock()
+		t.mu.Lock()
 		if c.done {
-			r := s.resultLocked(c, "")
-			s.mu.Unlock()
+			r := t.resultLocked(c, "")
+			t.mu.Unlock()
 			return r, nil
 		}
-		ch := s.changed
+		ch := t.changed
 		last := c.lastOutput
 		if last.Before(callStart) {
 			last = callStart
@@ -265,26 +265,26 @@ func (s *Terminal) await(ctx context.Context, c *command, o RunOptions) (*Result
 		if o.NoOutputTimeout > 0 {
 			d := time.Until(last.Add(o.NoOutputTimeout))
 			if d <= 0 {
-				r := s.resultLocked(c, "no_output_timeout")
-				s.mu.Unlock()
+				r := t.resultLocked(c, "no_output_timeout")
+				t.mu.Unlock()
 				return r, nil
 			}
 			noOut = time.NewTimer(d)
 			noOutC = noOut.C
 		}
-		s.mu.Unlock()
+		t.mu.Unlock()
 		select {
 		case <-ch:
 		case <-noOutC:
 		case <-yieldC:
-			return s.softResult(c, "yield"), nil
+			return t.softResult(c, "yield"), nil
 		case <-hardC:
 			if noOut != nil {
 				noOut.Stop()
 			}
-			return s.interrupt(ctx, c, "timeout", false)
+			return t.interrupt(ctx, c, "timeout", false)
 		case <-ctx.Done():
-			return s.softResult(c, "canceled"), ctx.Err()
+			return t.softResult(c, "canceled"), ctx.Err()
 		}
 		if noOut != nil {
 			noOut.Stop()
@@ -292,18 +292,18 @@ func (s *Terminal) await(ctx context.Context, c *command, o RunOptions) (*Result
 	}
 }
 
-func (s *Terminal) softResult(c *command, reason string) *Result {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.resultLocked(c, reason)
+func (t *Terminal) softResult(c *command, reason string) *Result {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.resultLocked(c, reason)
 }
 
 // resultLocked takes the unread output. reason is for a command still
 // running; a finished one reports its own.
-func (s *Terminal) resultLocked(c *command, reason string) *Result {
+func (t *Terminal) resultLocked(c *command, reason string) *Result {
 	text, dropped := c.out.readNew(c.done)
 	r := &Result{
-		TerminalID:     s.id,
+		TerminalID:     t.id,
 		Seq:            c.seq,
 		Command:        c.text,
 		Output:         text,
@@ -311,9 +311,9 @@ func (s *Terminal) resultLocked(c *command, reason string) *Result {
 		TotalBytes:     c.out.total,
 		Running:        !c.done,
 		Reason:         reason,
-		Cwd:            s.cwd,
+		Cwd:            t.cwd,
 		AltScreen:      c.cook.altSeen,
-		Mode:           s.mode,
+		Mode:           t.mode,
 		Duration:       time.Since(c.start),
 	}
 	if c.done {

@@ -311,14 +311,14 @@ func newTerminal(o Options) (*Terminal, error) {
 }
 
 // start tries the modes in order until one comes up.
-func (s *Terminal) start(ctx context.Context) error {
+func (t *Terminal) start(ctx context.Context) error {
 	// The first event names the terminal before any output, so a mirror
 	// can be titled before it shows anything.
-	s.mu.Lock()
-	s.setStateLocked(StateStarting, nil, "")
-	s.mu.Unlock()
+	t.mu.Lock()
+	t.setStateLocked(StateStarting, nil, "")
+	t.mu.Unlock()
 	modes := []Mode{ModeIntegrated, ModeNoRC, ModeFallback}
-	switch s.opts.Mode {
+	switch t.opts.Mode {
 	case ModeNoRC:
 		modes = modes[1:]
 	case ModeFallback:
@@ -326,19 +326,19 @@ func (s *Terminal) start(ctx context.Context) error {
 	}
 	for _, m := range modes {
 		if m == ModeFallback {
-			s.mu.Lock()
-			s.mode = ModeFallback
-			s.setStateLocked(StateIdle, nil, "")
-			s.mu.Unlock()
-			s.log.Info("terminal ready", "mode", m, "shell", s.shellPath)
+			t.mu.Lock()
+			t.mode = ModeFallback
+			t.setStateLocked(StateIdle, nil, "")
+			t.mu.Unlock()
+			t.log.Info("terminal ready", "mode", m, "shell", t.shellPath)
 			return nil
 		}
-		ok, err := s.startShell(ctx, m)
+		ok, err := t.startShell(ctx, m)
 		if err != nil {
 			return err
 		}
 		if ok {
-			s.log.Info("terminal ready", "mode", m, "shell", s.shellPath, "pid", s.PID())
+			t.log.Info("terminal ready", "mode", m, "shell", t.shellPath, "pid", t.PID())
 			return nil
 		}
 	}
@@ -348,115 +348,115 @@ func (s *Terminal) start(ctx context.Context) error {
 // startShell spawns the interactive shell for mode m and waits for its
 // first nonce-checked prompt. ok=false means it did not come up in time (or
 // died); it has been killed and the next mode should be tried.
-func (s *Terminal) startShell(ctx context.Context, m Mode) (ok bool, err error) {
-	argv, env, err := s.shellCommand(m)
+func (t *Terminal) startShell(ctx context.Context, m Mode) (ok bool, err error) {
+	argv, env, err := t.shellCommand(m)
 	if err != nil {
 		return false, err
 	}
-	s.mu.Lock()
-	s.mode = m
-	s.ready = false
-	s.typed, s.hookLost, s.lastEval = false, false, false
-	s.scan = markScanner{}
-	s.mu.Unlock()
+	t.mu.Lock()
+	t.mode = m
+	t.ready = false
+	t.typed, t.hookLost, t.lastEval = false, false, false
+	t.scan = markScanner{}
+	t.mu.Unlock()
 	// Hold mu across the start so that onData, which takes mu, cannot see
-	// the first bytes before s.proc says whose they are.
-	s.mu.Lock()
-	p, err := startProc(argv, env, []byte(s.nonce+"\n"), s.cwd, s.cols, s.rows, s.onData, s.onExit)
+	// the first bytes before t.proc says whose they are.
+	t.mu.Lock()
+	p, err := startProc(argv, env, []byte(t.nonce+"\n"), t.cwd, t.cols, t.rows, t.onData, t.onExit)
 	if err != nil {
-		s.mu.Unlock()
-		return false, &StartError{Shell: s.shellPath, Err: err}
+		t.mu.Unlock()
+		return false, &StartError{Shell: t.shellPath, Err: err}
 	}
-	s.proc = p
-	s.mu.Unlock()
+	t.proc = p
+	t.mu.Unlock()
 
-	deadline := time.NewTimer(s.opts.ReadyTimeout)
+	deadline := time.NewTimer(t.opts.ReadyTimeout)
 	defer deadline.Stop()
 	for {
-		s.mu.Lock()
-		ready, ch := s.ready, s.changed
+		t.mu.Lock()
+		ready, ch := t.ready, t.changed
 		if ready {
-			s.setStateLocked(StateIdle, nil, "")
-			s.mu.Unlock()
+			t.setStateLocked(StateIdle, nil, "")
+			t.mu.Unlock()
 			return true, nil
 		}
-		s.mu.Unlock()
+		t.mu.Unlock()
 		select {
 		case <-ch:
 			continue
 		case <-p.exited:
-			s.log.Warn("shell exited before its first prompt; trying the next mode", "mode", m, "status", p.status)
+			t.log.Warn("shell exited before its first prompt; trying the next mode", "mode", m, "status", p.status)
 		case <-deadline.C:
-			s.log.Warn("shell integration did not come up; trying the next mode", "mode", m, "timeout", s.opts.ReadyTimeout)
+			t.log.Warn("shell integration did not come up; trying the next mode", "mode", m, "timeout", t.opts.ReadyTimeout)
 		case <-ctx.Done():
-			s.detach(p)
+			t.detach(p)
 			return false, ctx.Err()
 		}
-		s.detach(p)
+		t.detach(p)
 		return false, nil
 	}
 }
 
 // detach kills a shell attempt that is being abandoned, without declaring
 // the terminal dead.
-func (s *Terminal) detach(p *ptyProc) {
-	s.mu.Lock()
-	if s.proc == p {
-		s.proc = nil
+func (t *Terminal) detach(p *ptyProc) {
+	t.mu.Lock()
+	if t.proc == p {
+		t.proc = nil
 	}
-	s.mu.Unlock()
+	t.mu.Unlock()
 	p.terminate(closeGrace)
 }
 
 // ID returns the terminal id given in Options.
-func (s *Terminal) ID() string { return s.id }
+func (t *Terminal) ID() string { return t.id }
 
 // State returns the current state.
-func (s *Terminal) State() State {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.state
+func (t *Terminal) State() State {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.state
 }
 
 // Mode returns the integration mode in use.
-func (s *Terminal) Mode() Mode {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.mode
+func (t *Terminal) Mode() Mode {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.mode
 }
 
 // Cwd returns the shell's working directory as last reported.
-func (s *Terminal) Cwd() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.cwd
+func (t *Terminal) Cwd() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.cwd
 }
 
 // PID returns the shell's process id (in fallback mode, the running
 // command's, or 0).
-func (s *Terminal) PID() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.proc == nil {
+func (t *Terminal) PID() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.proc == nil {
 		return 0
 	}
-	return s.proc.pid
+	return t.proc.pid
 }
 
 // Info returns a snapshot for listings.
-func (s *Terminal) Info() Info {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.infoLocked()
+func (t *Terminal) Info() Info {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.infoLocked()
 }
 
-func (s *Terminal) infoLocked() Info {
-	in := Info{ID: s.id, Name: s.name, State: s.state, Mode: s.mode, Shell: s.shellKind,
-		Cwd: s.cwd, Seq: s.seq, Cols: s.cols, Rows: s.rows}
-	if s.proc != nil && s.state != StateDead {
-		in.PID = s.proc.pid
+func (t *Terminal) infoLocked() Info {
+	in := Info{ID: t.id, Name: t.name, State: t.state, Mode: t.mode, Shell: t.shellKind,
+		Cwd: t.cwd, Seq: t.seq, Cols: t.cols, Rows: t.rows}
+	if t.proc != nil && t.state != StateDead {
+		in.PID = t.proc.pid
 	}
-	if c := s.cur; c != nil {
+	if c := t.cur; c != nil {
 		in.Command = c.text
 		in.AltScreen = c.cook.altScreen
 	}
@@ -467,70 +467,70 @@ func (s *Terminal) infoLocked() Info {
 // SIGKILL), ends a running command with Reason "closed", stops
 // subscriptions after delivering the final state, and removes the run
 // directory. It is safe to call more than once.
-func (s *Terminal) Close() error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		s.closeWG.Wait()
+func (t *Terminal) Close() error {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		t.closeWG.Wait()
 		return nil
 	}
-	s.closed = true
-	s.closeWG.Add(1)
-	defer s.closeWG.Done()
-	p := s.proc
-	if s.cur != nil && s.cur.proc != nil {
-		p = s.cur.proc
+	t.closed = true
+	t.closeWG.Add(1)
+	defer t.closeWG.Done()
+	p := t.proc
+	if t.cur != nil && t.cur.proc != nil {
+		p = t.cur.proc
 	}
-	s.mu.Unlock()
+	t.mu.Unlock()
 	if p != nil {
 		p.terminate(closeGrace)
 	}
-	s.mu.Lock()
-	if c := s.cur; c != nil && !c.done {
+	t.mu.Lock()
+	if c := t.cur; c != nil && !c.done {
 		c.reason = "closed"
-		s.finishLocked(c, 129, "closed")
+		t.finishLocked(c, 129, "closed")
 	}
-	if s.state != StateDead {
-		s.setStateLocked(StateDead, nil, "closed")
+	if t.state != StateDead {
+		t.setStateLocked(StateDead, nil, "closed")
 	}
-	subs := s.subs
-	s.subs = nil
-	s.mu.Unlock()
+	subs := t.subs
+	t.subs = nil
+	t.mu.Unlock()
 	for _, sub := range subs {
 		sub.close()
 	}
-	if err := os.RemoveAll(s.runDir); err != nil {
-		return fmt.Errorf("remove terminal run directory %s: %w", s.runDir, err)
+	if err := os.RemoveAll(t.runDir); err != nil {
+		return fmt.Errorf("remove terminal run directory %s: %w", t.runDir, err)
 	}
 	return nil
 }
 
 // tryReserve reserves an idle terminal; with cwd set, only one in cwd.
-func (s *Terminal) tryReserve(cwd string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (t *Terminal) tryReserve(cwd string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	// The foreground-group check is left to submit, which can wait for
 	// prompt hooks to finish.
-	if s.state != StateIdle || s.cur != nil || s.reserved || s.closed || (cwd != "" && s.cwd != cwd) {
+	if t.state != StateIdle || t.cur != nil || t.reserved || t.closed || (cwd != "" && t.cwd != cwd) {
 		return false
 	}
-	s.reserved = true
+	t.reserved = true
 	return true
 }
 
-func (s *Terminal) releaseReserve() {
-	s.mu.Lock()
-	s.reserved = false
-	s.mu.Unlock()
+func (t *Terminal) releaseReserve() {
+	t.mu.Lock()
+	t.reserved = false
+	t.mu.Unlock()
 }
 
-func (s *Terminal) deadAndDelivered() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.state != StateDead {
+func (t *Terminal) deadAndDelivered() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.state != StateDead {
 		return false
 	}
-	for _, c := range s.cmds {
+	for _, c := range t.cmds {
 		if c.out.read < c.out.total || !c.delivered {
 			return false
 		}

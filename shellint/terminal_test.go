@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/oh-bridge/oh-bridge/internal/ohtest"
 )
 
 // shells lists the shells to test; zsh is skipped only when not installed.
@@ -451,13 +453,11 @@ func TestAltScreenDetected(t *testing.T) {
 	t.Parallel()
 	eachShell(t, func(t *testing.T, sh string) {
 		s := start(t, Options{Shell: sh})
-		var mu sync.Mutex
-		var alt bool
+		alt := make(chan struct{})
+		var once sync.Once
 		s.Subscribe(func(e Event) {
 			if e.State != nil && e.State.AltScreen {
-				mu.Lock()
-				alt = true
-				mu.Unlock()
+				once.Do(func() { close(alt) })
 			}
 		})
 		r := run(t, s, `printf '\e[?1049h'; echo full; printf '\e[?1049l'`, RunOptions{})
@@ -468,19 +468,12 @@ func TestAltScreenDetected(t *testing.T) {
 		if r.AltScreen {
 			t.Fatal("alt screen reported for plain output")
 		}
-		waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return alt }, "alt screen state event")
-	})
-}
-
-func waitFor(t *testing.T, cond func() bool, what string) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
+		select {
+		case <-alt:
+		case <-time.After(10 * time.Second):
+			t.Fatal("no state event with the alt screen")
 		}
-		time.Sleep(10 * time.Millisecond) // polling a condition, with a deadline
-	}
+	})
 }
 
 func TestRawStreamAndStateEvents(t *testing.T) {
@@ -506,11 +499,11 @@ func TestRawStreamAndStateEvents(t *testing.T) {
 	}})
 	run(t, s, "echo streamed", RunOptions{})
 	run(t, s, "exit 5", RunOptions{})
-	waitFor(t, func() bool {
+	ohtest.WaitWithin(t, 10*time.Second, "dead state event", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(states) > 0 && strings.HasPrefix(states[len(states)-1], "dead")
-	}, "dead state event")
+	})
 	mu.Lock()
 	defer mu.Unlock()
 	if gap {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // TestTextEvents: the subscribers' TextEvents of a command hold exactly
@@ -27,6 +28,7 @@ func TestTextEvents(t *testing.T) {
 				var mu sync.Mutex
 				var texts []TextEvent
 				ended := map[int]bool{}
+				endedCh := make(chan int, 64) // the commands' ends, in order
 				var outOfOrder []int
 				o.OnEvent = func(ev Event) {
 					mu.Lock()
@@ -39,6 +41,10 @@ func TestTextEvents(t *testing.T) {
 						texts = append(texts, *ev.Text)
 					case ev.State != nil && ev.State.State == StateIdle && ev.State.ExitCode != nil:
 						ended[ev.State.Seq] = true
+						select {
+						case endedCh <- ev.State.Seq:
+						default: // never block the terminal's events
+						}
 					}
 				}
 				s := start(t, o)
@@ -46,7 +52,13 @@ func TestTextEvents(t *testing.T) {
 				if exitCode(r) != "3" {
 					t.Fatalf("exit %s, want 3", exitCode(r))
 				}
-				waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return ended[r.Seq] }, "the end of the command")
+				for seq := 0; seq != r.Seq; {
+					select {
+					case seq = <-endedCh:
+					case <-time.After(10 * time.Second):
+						t.Fatalf("no idle state event for command %d", r.Seq)
+					}
+				}
 				mu.Lock()
 				defer mu.Unlock()
 				var b strings.Builder

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/oh-bridge/oh-bridge/internal/ohtest"
 )
 
 // TestTypedPromptHooks: in typed mode the markers live in PS1 and our hook
@@ -36,12 +39,11 @@ func TestTypedPromptHooks(t *testing.T) {
 	if r := runAs(t, s, "echo after-venv", true); r.Output != "after-venv\n" {
 		t.Fatalf("after the prompt changed: %q", r.Output)
 	}
-	waitFor(t, func() bool {
+	ohtest.WaitWithin(t, 10*time.Second, "the changed prompt in the mirror", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return strings.Contains(mirror.String(), "(venv) ")
-	}, "the changed prompt in the mirror")
-
+	})
 	// A function that drops the hook: defining it names PROMPT_COMMAND
 	// (eval line), calling it does not (typed).
 	runAs(t, s, `drop() { PROMPT_COMMAND=(); }`, false)

@@ -316,7 +316,7 @@ func awaitBaseline(rec *recorder, limit time.Duration, check func(sample) []stri
 		if problems == nil || time.Now().After(deadline) {
 			return s, problems
 		}
-		time.Sleep(250 * time.Millisecond)
+		time.Sleep(250 * time.Millisecond) // the sampling interval: memory and goroutines settle without an event
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/oh-bridge/oh-bridge/ohtools"
@@ -22,14 +23,21 @@ import (
 //   - nothing follows its completion;
 //   - its first output byte is in its card;
 //   - its final card holds the output the agent received.
-func TestUpdateOrderOverManyTurns(t *testing.T) { playTurns(t, false) }
+func TestUpdateOrderOverManyTurns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) { playTurns(t, false) })
+}
 
 // TestDisplayTerminalOrderOverManyTurns plays the same turns for a client
 // with display terminals (_meta.terminal_output): nothing follows a call's
 // terminal_exit, and its terminal was sent the output the agent received,
 // from the first byte, though some of it trailed the completion.
-func TestDisplayTerminalOrderOverManyTurns(t *testing.T) { playTurns(t, true) }
+func TestDisplayTerminalOrderOverManyTurns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) { playTurns(t, true) })
+}
 
+// playTurns runs in a synctest bubble: the throttle's clock is the
+// bubble's, so a pause between steps lets the throttled updates due by
+// then fire, the same way every run.
 func playTurns(t *testing.T, display bool) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	var mu sync.Mutex
@@ -112,11 +120,13 @@ func playTurns(t *testing.T, display bool) {
 		for _, step := range steps {
 			step()
 			if rng.IntN(8) == 0 {
-				time.Sleep(time.Duration(rng.IntN(1500)) * time.Microsecond) // let throttled updates fire
+				time.Sleep(time.Duration(rng.IntN(1500)) * time.Microsecond) // a random moment: throttled updates due by then fire
 			}
 		}
 	}
-	time.Sleep(20 * time.Millisecond) // any throttled update still pending would fire now
+	// Past the throttle, every update still pending fires.
+	time.Sleep(20 * time.Millisecond)
+	synctest.Wait()
 
 	mu.Lock()
 	defer mu.Unlock()

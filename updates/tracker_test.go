@@ -3,6 +3,7 @@ package updates_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oh-bridge/oh-bridge/internal/ohtest"
 	"github.com/oh-bridge/oh-bridge/ohtools"
 	"github.com/oh-bridge/oh-bridge/session"
 	"github.com/oh-bridge/oh-bridge/updates"
@@ -229,21 +231,16 @@ func TestCallBeforeAction(t *testing.T) {
 		obs, _ := agent.Call(context.Background(), "terminal", raw, nil)
 		done <- obs
 	}()
-	time.Sleep(200 * time.Millisecond)
+	// The tracker has the call once it reports the agent running it.
+	ohtest.WaitWithin(t, 10*time.Second, "the call to start", func() bool { return len(tr.RunningAgents()) == 1 })
 	tr.Event(event(t, action("c1", "terminal", args, "")))
 	obs := <-done
 	tr.Event(event(t, observation("c1", "terminal", obs.Text(), false)))
 	// The terminal's output reaches the tracker on its own goroutine.
-	out := ""
-	for range 100 {
-		if out = contentText(r.call("c1")); strings.Contains(out, "late") {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if !strings.Contains(out, "late") {
-		t.Errorf("output after the action arrived = %q, want it to include late", out)
-	}
+	ohtest.Poll(t, 2*time.Second, "the output after the action arrived to include late", func() (string, bool) {
+		out := contentText(r.call("c1"))
+		return out, strings.Contains(out, "late")
+	})
 }
 
 // TestForgedMarkKeepsTheCard: a command that prints look-alikes of the
@@ -474,14 +471,10 @@ func TestRunningAgents(t *testing.T) {
 	}()
 	running := func(want []string) {
 		t.Helper()
-		var got []string
-		for range 250 {
-			if got = tr.RunningAgents(); slices.Equal(got, want) {
-				return
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		t.Fatalf("RunningAgents = %q, want %q", got, want)
+		ohtest.Poll(t, 5*time.Second, fmt.Sprintf("RunningAgents to be %q", want), func() ([]string, bool) {
+			got := tr.RunningAgents()
+			return got, slices.Equal(got, want)
+		})
 	}
 	running([]string{id})
 	tr.Event(event(t, action("c1", "terminal", args, "")))

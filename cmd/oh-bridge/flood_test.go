@@ -72,7 +72,7 @@ func TestFloodWithoutReading(t *testing.T) {
 	base := rssKB(t, cmd.Process.Pid, "VmRSS")
 	var peaks []int
 	for range 6 {
-		time.Sleep(500 * time.Millisecond)
+		time.Sleep(500 * time.Millisecond) // the sampling interval: the peak over 3 s, nothing to await
 		peaks = append(peaks, rssKB(t, cmd.Process.Pid, "VmHWM"))
 	}
 	t.Logf("RSS before the flood %d KB; peak while the client does not read: %v KB", base, peaks)
@@ -167,7 +167,7 @@ func TestTerminalOutputNotRead(t *testing.T) {
 
 	var peaks []int
 	for range 10 {
-		time.Sleep(time.Second)
+		time.Sleep(time.Second) // the sampling interval: the peak over 10 s, nothing to await
 		peaks = append(peaks, rssKB(t, cmd.Process.Pid, "VmHWM"))
 	}
 	t.Logf("peak RSS while the client reads nothing: %v KB", peaks)

@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -195,16 +194,7 @@ func TestMCPStdioExitLeavesNoProcess(t *testing.T) {
 	pidFile := filepath.Join(ws, "pid")
 	send(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": map[string]any{
 		"name": "terminal", "arguments": map[string]any{"command": "sleep 300 & echo $! > " + pidFile + "; wait", "timeout": 600}}})
-	var pid int
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if b, err := os.ReadFile(pidFile); err == nil && len(bytes.TrimSpace(b)) > 0 {
-			fmt.Sscanf(string(b), "%d", &pid)
-			break
-		}
-	}
-	if pid == 0 {
-		t.Fatal("the command did not start")
-	}
+	pid := waitPID(t, pidFile)
 	stdin.Close()
 	select {
 	case <-done:
@@ -212,13 +202,5 @@ func TestMCPStdioExitLeavesNoProcess(t *testing.T) {
 		cmd.Process.Kill()
 		t.Fatal("oh-bridge mcp did not exit after stdin closed")
 	}
-	for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if err := syscall.Kill(pid, 0); err != nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("the agent's command (pid %d) outlived oh-bridge mcp", pid)
-		}
-	}
+	assertGone(t, pid)
 }

@@ -3,6 +3,7 @@ package main_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/oh-bridge/oh-bridge/agentserver"
+	"github.com/oh-bridge/oh-bridge/internal/ohtest"
 	"github.com/oh-bridge/oh-bridge/internal/realserver"
 	"github.com/oh-bridge/oh-bridge/internal/scriptedllm"
 	"github.com/oh-bridge/oh-bridge/rpc"
@@ -277,20 +279,13 @@ func (e *editor) awaitStatus(limit time.Duration, what string, match func(agents
 func (e *editor) awaitFinished(m *scriptedllm.Server, limit time.Duration) agentserver.Status {
 	e.t.Helper()
 	m.Wait(limit)
-	deadline := time.Now().Add(limit)
-	for {
+	return ohtest.Poll(e.t, limit, "openhands/status to say the conversation finished", func() (agentserver.Status, bool) {
 		var st agentserver.Status
 		if err := e.client.Call(ctxT(e.t), "openhands/status", nil, &st); err != nil {
 			e.t.Fatal(err)
 		}
-		if finished(st) {
-			return st
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("the conversation did not finish: %+v", st)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return st, finished(st)
+	})
 }
 
 // finished is a status of a conversation whose agent is done.
@@ -301,15 +296,11 @@ func finished(st agentserver.Status) bool {
 // awaitFile waits up to limit for a file to hold want.
 func awaitFile(t *testing.T, path, want string, limit time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(limit)
-	for {
+	ohtest.Poll(t, limit, fmt.Sprintf("%s to hold %q", path, want), func() (string, bool) {
 		b, err := os.ReadFile(path)
-		if err == nil && string(b) == want {
-			return
+		if err != nil {
+			return err.Error(), false
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s holds %q (%v) after %v, want %q", path, b, err, limit, want)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return fmt.Sprintf("%q", b), string(b) == want
+	})
 }

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/oh-bridge/oh-bridge/internal/ohtest"
 )
 
 // TestMCPSignals: `oh-bridge mcp` ends cleanly on SIGTERM, SIGINT and
@@ -103,28 +105,27 @@ func TestACPSignals(t *testing.T) {
 // waitPID waits for a command to write its pid to file.
 func waitPID(t *testing.T, file string) int {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	return ohtest.Poll(t, 10*time.Second, "the command to start (its pid in "+file+")", func() (int, bool) {
+		var pid int
 		if b, err := os.ReadFile(file); err == nil && len(bytes.TrimSpace(b)) > 0 {
-			var pid int
 			fmt.Sscanf(string(b), "%d", &pid)
-			return pid
+			return pid, true
 		}
-	}
-	t.Fatal("the command did not start")
-	return 0
+		return 0, false
+	})
 }
 
-// assertGone waits up to 3 s for pid to be gone (or a zombie).
+// assertGone waits up to 3 s for pid to be gone (or a zombie); one that
+// outlives the wait is killed.
 func assertGone(t *testing.T, pid int) {
 	t.Helper()
-	for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil || bytes.Contains(b, []byte(") Z ")) {
-			return
-		}
-		if time.Now().After(deadline) {
+	t.Cleanup(func() {
+		if t.Failed() {
 			syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("process %d outlived the bridge", pid)
 		}
-	}
+	})
+	ohtest.WaitWithin(t, 3*time.Second, fmt.Sprintf("process %d to end with the bridge", pid), func() bool {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		return err != nil || bytes.Contains(b, []byte(") Z "))
+	})
 }

@@ -79,24 +79,16 @@ func TestTerminalsLeaveNoProcesses(t *testing.T) {
 			}
 			// Both sleeps of both shells are up (the background one may
 			// take a moment to exec).
-			var before map[int]procInfo
-			deadline := time.Now().Add(5 * time.Second)
-			for {
-				before = descendants(b.cmd.Process.Pid, sessions)
+			before := ohtest.Poll(t, 5*time.Second, fmt.Sprintf("%d sleeps under the bridge", 3*len(shells)), func() (map[int]procInfo, bool) {
+				procs := descendants(b.cmd.Process.Pid, sessions)
 				sleeps := 0
-				for _, p := range before {
+				for _, p := range procs {
 					if p.Comm == "sleep" {
 						sleeps++
 					}
 				}
-				if sleeps == 3*len(shells) {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("want %d sleeps under the bridge, have %v", 3*len(shells), before)
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
+				return procs, sleeps == 3*len(shells)
+			})
 			t.Cleanup(func() { // never leak sleeps, even when failing
 				for pid := range descendants(b.cmd.Process.Pid, sessions) {
 					syscall.Kill(pid, syscall.SIGKILL)

@@ -4,6 +4,7 @@ package distcheck
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/oh-bridge/oh-bridge/internal/dist"
+	"github.com/oh-bridge/oh-bridge/internal/ohtest"
 )
 
 // TestLauncherPassesThrough: the launcher ends as the bridge ends. A bad
@@ -116,8 +118,7 @@ func TestLauncherPassesThrough(t *testing.T) {
 // returns its pid.
 func awaitChild(t *testing.T, parent int, program string) int {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
+	return ohtest.Poll(t, 30*time.Second, fmt.Sprintf("a process running %s under %d", program, parent), func() (int, bool) {
 		entries, _ := os.ReadDir("/proc")
 		for _, e := range entries {
 			stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
@@ -130,11 +131,9 @@ func awaitChild(t *testing.T, parent int, program string) int {
 			}
 			if exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe")); err == nil && exe == program {
 				pid, _ := strconv.Atoi(e.Name())
-				return pid
+				return pid, true
 			}
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("no process runs %s under %d after 30 s", program, parent)
-	return 0
+		return 0, false
+	})
 }

@@ -117,15 +117,3 @@ func Running(cmdline string) bool {
 	}
 	return false
 }
-
-// WaitFor polls ok until it holds, for up to 20 s.
-func WaitFor(t testing.TB, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
