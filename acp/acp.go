@@ -87,20 +87,20 @@ func New(cfg Config) *Server {
 }
 
 // Bind sets the connection to the client.
-func (a *Server) Bind(p rpc.Peer) { a.peer = p }
+func (s *Server) Bind(p rpc.Peer) { s.peer = p }
 
 // Methods is the ACP method table.
-func (a *Server) Methods() map[string]rpc.Method {
+func (s *Server) Methods() map[string]rpc.Method {
 	return map[string]rpc.Method{
-		"initialize":     {Class: rpc.Inline, Handle: rpc.Typed(a.initialize)},
-		"authenticate":   {Class: rpc.Inline, Handle: rpc.Typed(a.authenticate)},
-		"session/new":    {Class: rpc.Concurrent, Handle: rpc.Typed(a.newSession)},
-		"session/load":   {Class: rpc.Concurrent, Handle: rpc.Typed(a.loadSession)},
-		"session/resume": {Class: rpc.Concurrent, Handle: rpc.Typed(a.resumeSession)},
-		"session/list":   {Class: rpc.Concurrent, Handle: rpc.Typed(a.listSessions)},
-		"session/close":  {Class: rpc.Concurrent, Handle: rpc.Typed(a.closeSession)},
-		"session/prompt": {Class: rpc.Concurrent, Handle: rpc.Typed(a.prompt)},
-		"session/cancel": {Class: rpc.Inline, Handle: rpc.Typed(a.cancel)},
+		"initialize":     {Class: rpc.Inline, Handle: rpc.Typed(s.initialize)},
+		"authenticate":   {Class: rpc.Inline, Handle: rpc.Typed(s.authenticate)},
+		"session/new":    {Class: rpc.Concurrent, Handle: rpc.Typed(s.newSession)},
+		"session/load":   {Class: rpc.Concurrent, Handle: rpc.Typed(s.loadSession)},
+		"session/resume": {Class: rpc.Concurrent, Handle: rpc.Typed(s.resumeSession)},
+		"session/list":   {Class: rpc.Concurrent, Handle: rpc.Typed(s.listSessions)},
+		"session/close":  {Class: rpc.Concurrent, Handle: rpc.Typed(s.closeSession)},
+		"session/prompt": {Class: rpc.Concurrent, Handle: rpc.Typed(s.prompt)},
+		"session/cancel": {Class: rpc.Inline, Handle: rpc.Typed(s.cancel)},
 	}
 }
 
@@ -136,12 +136,12 @@ type initializeParams struct {
 	} `json:"clientInfo"`
 }
 
-func (a *Server) initialize(ctx context.Context, p *initializeParams) (any, error) {
-	a.mu.Lock()
-	a.caps = p.ClientCapabilities
-	a.mu.Unlock()
+func (s *Server) initialize(ctx context.Context, p *initializeParams) (any, error) {
+	s.mu.Lock()
+	s.caps = p.ClientCapabilities
+	s.mu.Unlock()
 	if p.ClientInfo != nil {
-		a.log.Info("ACP client", "name", p.ClientInfo.Name, "version", p.ClientInfo.Version, "protocol", p.ProtocolVersion,
+		s.log.Info("ACP client", "name", p.ClientInfo.Name, "version", p.ClientInfo.Version, "protocol", p.ProtocolVersion,
 			"fsRead", p.ClientCapabilities.FS.ReadTextFile, "fsWrite", p.ClientCapabilities.FS.WriteTextFile,
 			"terminalOutput", p.ClientCapabilities.terminalOutput())
 	}
@@ -157,7 +157,7 @@ func (a *Server) initialize(ctx context.Context, p *initializeParams) (any, erro
 			SessionCapabilities: sessionCapabilities{List: &served{}, Resume: &served{}, Close: &served{}},
 		},
 		AuthMethods: []authMethodAgent{authMethod},
-		AgentInfo:   implementation{Name: "oh-bridge", Title: "OpenHands (oh-bridge)", Version: a.cfg.Version},
+		AgentInfo:   implementation{Name: "oh-bridge", Title: "OpenHands (oh-bridge)", Version: s.cfg.Version},
 	}, nil
 }
 
@@ -186,7 +186,7 @@ type authenticateParams struct {
 
 // authenticate accepts the one method, which needs nothing done: the
 // agent-server's key comes from the bridge's configuration.
-func (a *Server) authenticate(ctx context.Context, p *authenticateParams) (any, error) {
+func (s *Server) authenticate(ctx context.Context, p *authenticateParams) (any, error) {
 	if p.MethodID == authMethodID {
 		return empty{}, nil
 	}
@@ -194,10 +194,10 @@ func (a *Server) authenticate(ctx context.Context, p *authenticateParams) (any, 
 		"the agent-server's session API key is configured with OH_BRIDGE_SESSION_API_KEY or sessionApiKey in the config file", authMethodID, p.MethodID), nil)
 }
 
-func (a *Server) capabilities() clientCapabilities {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.caps
+func (s *Server) capabilities() clientCapabilities {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.caps
 }
 
 // Shutdown ends every session: conversations stop streaming (they go on

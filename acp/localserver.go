@@ -49,25 +49,25 @@ type localState struct {
 // one found on this machine or started for this connection. find says
 // whether to look now (it probes loopback ports: only when the person
 // asks for a conversation, not when a client lists sessions at startup).
-func (a *Server) agentServer(ctx context.Context, find bool) (AgentServer, bool) {
-	if a.cfg.Server.URL != "" {
-		return a.cfg.Server, true
+func (s *Server) agentServer(ctx context.Context, find bool) (AgentServer, bool) {
+	if s.cfg.Server.URL != "" {
+		return s.cfg.Server, true
 	}
-	if a.cfg.Local == nil {
+	if s.cfg.Local == nil {
 		return AgentServer{}, false
 	}
-	l := &a.local
+	l := &s.local
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if f := l.server.Current(); f != nil {
-		return a.withServer(f), true
+		return s.withServer(f), true
 	}
 	if !find {
 		return AgentServer{}, false
 	}
 	f, tried, err := l.server.Search(ctx)
 	for _, t := range tried {
-		a.log.Info("passed over an agent-server", "where", t.Source, "url", t.URL, "why", t.Why)
+		s.log.Info("passed over an agent-server", "where", t.Source, "url", t.URL, "why", t.Why)
 		if t.Untrusted != nil && !t.Untrusted.Unknown && l.untrusted == nil {
 			l.untrusted = t.Untrusted
 		}
@@ -75,13 +75,13 @@ func (a *Server) agentServer(ctx context.Context, find bool) (AgentServer, bool)
 	if err != nil {
 		return AgentServer{}, false
 	}
-	a.log.Info("found an agent-server", "which", f.Describe())
-	return a.withServer(f), true
+	s.log.Info("found an agent-server", "which", f.Describe())
+	return s.withServer(f), true
 }
 
 // withServer is the configured agent settings, on the server f.
-func (a *Server) withServer(f *localserver.Found) AgentServer {
-	srv := a.cfg.Server
+func (s *Server) withServer(f *localserver.Found) AgentServer {
+	srv := s.cfg.Server
 	srv.URL, srv.SessionAPIKey = f.URL, f.SessionAPIKey
 	return srv
 }
@@ -151,33 +151,33 @@ func (a *Server) offerToStart(ctx context.Context, s *acpSession) (AgentServer, 
 	return srv, nil
 }
 
-func (a *Server) choices() *localserver.Choices {
-	if a.cfg.Trust == nil {
+func (s *Server) choices() *localserver.Choices {
+	if s.cfg.Trust == nil {
 		return nil
 	}
-	return a.cfg.Trust.Choices
+	return s.cfg.Trust.Choices
 }
 
-func (a *Server) alwaysStart() bool {
-	a.local.mu.Lock()
-	always := a.local.always
-	a.local.mu.Unlock()
+func (s *Server) alwaysStart() bool {
+	s.local.mu.Lock()
+	always := s.local.always
+	s.local.mu.Unlock()
 	if always {
 		return true
 	}
-	always, err := a.choices().AlwaysStart()
+	always, err := s.choices().AlwaysStart()
 	if err != nil {
-		a.log.Warn("the choices file is not used", "error", err)
+		s.log.Warn("the choices file is not used", "error", err)
 	}
 	return always
 }
 
-func (a *Server) rememberAlwaysStart() {
-	a.local.mu.Lock()
-	a.local.always = true
-	a.local.mu.Unlock()
-	if err := a.choices().SetAlwaysStart(); err != nil {
-		a.log.Warn("could not keep the choice to always start a server", "error", err)
+func (s *Server) rememberAlwaysStart() {
+	s.local.mu.Lock()
+	s.local.always = true
+	s.local.mu.Unlock()
+	if err := s.choices().SetAlwaysStart(); err != nil {
+		s.log.Warn("could not keep the choice to always start a server", "error", err)
 	}
 }
 
@@ -242,12 +242,12 @@ func (a *Server) stopLocal() {
 }
 
 // noServerText answers a prompt that found no server to go to.
-func (a *Server) noServerText(err error) string {
+func (s *Server) noServerText(err error) string {
 	var ns *errNotStarted
 	if errors.As(err, &ns) {
-		return ns.why + "\n\n" + a.cfg.HowToConfigure
+		return ns.why + "\n\n" + s.cfg.HowToConfigure
 	}
-	return fmt.Sprintf("The agent-server could not be started: %v\n\n%s", err, a.cfg.HowToConfigure)
+	return fmt.Sprintf("The agent-server could not be started: %v\n\n%s", err, s.cfg.HowToConfigure)
 }
 
 // connectLate gives a session opened with no server its conversation, on

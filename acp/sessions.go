@@ -93,15 +93,15 @@ func (a *Server) newSession(ctx context.Context, p *newSessionParams) (any, erro
 
 // loadSession attaches to a conversation and replays it as updates before
 // it answers, as ACP asks.
-func (a *Server) loadSession(ctx context.Context, p *loadSessionParams) (any, error) {
-	return a.attach(ctx, "session/load", p, false)
+func (s *Server) loadSession(ctx context.Context, p *loadSessionParams) (any, error) {
+	return s.attach(ctx, "session/load", p, false)
 }
 
 // resumeSession attaches to a conversation without showing its history:
 // the client has it (ACP's session/resume). The history is still read, so
 // the session knows the calls the agent made, and answered once it is.
-func (a *Server) resumeSession(ctx context.Context, p *loadSessionParams) (any, error) {
-	return a.attach(ctx, "session/resume", p, true)
+func (s *Server) resumeSession(ctx context.Context, p *loadSessionParams) (any, error) {
+	return s.attach(ctx, "session/resume", p, true)
 }
 
 func (a *Server) attach(ctx context.Context, method string, p *loadSessionParams, hideHistory bool) (any, error) {
@@ -150,11 +150,11 @@ type listSessionsParams struct {
 // listSessions lists the conversations on the agent-server whose agent
 // works in cwd (every one with a directory when cwd is not given), the
 // latest active first, as ACP sessions: each can be loaded or resumed.
-func (a *Server) listSessions(ctx context.Context, p *listSessionsParams) (any, error) {
+func (s *Server) listSessions(ctx context.Context, p *listSessionsParams) (any, error) {
 	if p.Cwd != "" && !filepath.IsAbs(p.Cwd) {
 		return nil, rpc.InvalidParams("cwd", "the absolute path of the directory whose sessions to list (ACP paths are absolute)")
 	}
-	srv, ok := a.agentServer(ctx, false)
+	srv, ok := s.agentServer(ctx, false)
 	if !ok {
 		// Nothing to list: no server holds this agent's sessions yet. A
 		// client lists at startup, when the bridge probes no port; the
@@ -164,7 +164,7 @@ func (a *Server) listSessions(ctx context.Context, p *listSessionsParams) (any, 
 	page, err := conversation.List(ctx, conversation.ListOptions{
 		ServerURL:     srv.URL,
 		SessionAPIKey: srv.SessionAPIKey,
-		HTTPClient:    a.httpClient(),
+		HTTPClient:    s.httpClient(),
 		WorkingDir:    p.Cwd,
 		Cursor:        p.Cursor,
 	})
@@ -305,7 +305,7 @@ type followOptions struct {
 
 // httpClient is the client for agent-servers: every connection to one on
 // this machine is checked to be the person's, or one they confirmed.
-func (a *Server) httpClient() *http.Client { return a.cfg.Trust.HTTPClient(30 * time.Second) }
+func (s *Server) httpClient() *http.Client { return s.cfg.Trust.HTTPClient(30 * time.Second) }
 
 // link is the session's conversation, nil before it has one.
 func (s *acpSession) link() *conversation.Link {

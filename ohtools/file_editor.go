@@ -145,8 +145,8 @@ func parseFileEditorArgs(raw json.RawMessage) (*FileEditorArgs, error) {
 
 // fileEditor is FileEditorExecutor: the editor's text, or its error text
 // as an error observation.
-func (a *Toolbox) fileEditor(ctx context.Context, args *FileEditorArgs) (*Observation, error) {
-	res, err := a.editor.Execute(ctx, args.request())
+func (t *Toolbox) fileEditor(ctx context.Context, args *FileEditorArgs) (*Observation, error) {
+	res, err := t.editor.Execute(ctx, args.request())
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, err

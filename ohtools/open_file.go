@@ -69,7 +69,7 @@ func lineSuffix(line int) string {
 
 // openFile checks the path as every file operation does (inside the
 // workspace, an existing file), then has the editor show it.
-func (a *Toolbox) openFile(ctx context.Context, args *OpenFileArgs) (*Observation, error) {
+func (t *Toolbox) openFile(ctx context.Context, args *OpenFileArgs) (*Observation, error) {
 	fail := func(err error) (*Observation, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -78,7 +78,7 @@ func (a *Toolbox) openFile(ctx context.Context, args *OpenFileArgs) (*Observatio
 		obs.Error = errorInfo(err)
 		return obs, nil
 	}
-	info, err := a.opts.FS.Stat(ctx, args.Path)
+	info, err := t.opts.FS.Stat(ctx, args.Path)
 	if err != nil {
 		return fail(err)
 	}
@@ -88,16 +88,16 @@ func (a *Toolbox) openFile(ctx context.Context, args *OpenFileArgs) (*Observatio
 	case info.Type == workspace.TypeDirectory:
 		return fail(&workspace.IsDirectoryError{Path: args.Path})
 	}
-	abs, err := a.opts.FS.Roots().Resolve(args.Path)
+	abs, err := t.opts.FS.Roots().Resolve(args.Path)
 	if err != nil {
 		return fail(err)
 	}
 	where := abs + lineSuffix(args.Line)
-	if a.opts.ShowFile == nil {
+	if t.opts.ShowFile == nil {
 		return errorObservation("There is no editor to show " + where + " in: the tools are served without one " +
 			"(oh-bridge mcp on stdio). Read the file with file_editor's view command instead."), nil
 	}
-	if err := a.opts.ShowFile(ctx, abs, args.Line); err != nil {
+	if err := t.opts.ShowFile(ctx, abs, args.Line); err != nil {
 		return fail(err)
 	}
 	return textObservation("Showed " + where + " to the user in their editor."), nil

@@ -103,34 +103,34 @@ func NewToolbox(o ToolboxOptions) (*Toolbox, error) {
 }
 
 // startTerminal opens the agent's shell, streamed to OnTerminalEvent.
-func (a *Toolbox) startTerminal(dir string) (*shellint.Terminal, error) {
+func (t *Toolbox) startTerminal(dir string) (*shellint.Terminal, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	return shellint.Start(ctx, shellint.Options{
-		ID:      a.opts.TerminalID,
-		Name:    a.opts.TerminalName,
+		ID:      t.opts.TerminalID,
+		Name:    t.opts.TerminalName,
 		Shell:   "bash",
 		Cwd:     dir,
-		Env:     a.opts.Env,
+		Env:     t.opts.Env,
 		Cols:    256, // TMUX_SESSION_WIDTH x TMUX_SESSION_HEIGHT
 		Rows:    200,
-		Mode:    a.opts.ShellMode,
-		OnEvent: a.shellEvent,
-		Logger:  a.opts.Logger,
+		Mode:    t.opts.ShellMode,
+		OnEvent: t.shellEvent,
+		Logger:  t.opts.Logger,
 	})
 }
 
-func (a *Toolbox) shellEvent(ev shellint.Event) {
-	if a.opts.OnTerminalEvent != nil {
-		a.opts.OnTerminalEvent(ev)
+func (t *Toolbox) shellEvent(ev shellint.Event) {
+	if t.opts.OnTerminalEvent != nil {
+		t.opts.OnTerminalEvent(ev)
 	}
-	if r := a.progress.Load(); r != nil && ev.Text != nil {
+	if r := t.progress.Load(); r != nil && ev.Text != nil {
 		r.output(ev.Text.Text)
 	}
 }
 
 // TerminalID is the id of the agent's terminal in events.
-func (a *Toolbox) TerminalID() string { return a.opts.TerminalID }
+func (t *Toolbox) TerminalID() string { return t.opts.TerminalID }
 
 // Progress is a report on a call still running.
 type Progress struct {
@@ -179,12 +179,12 @@ func Parse(name string, arguments json.RawMessage) (*Call, error) {
 }
 
 // Call parses and runs one tool call; see Run.
-func (a *Toolbox) Call(ctx context.Context, name string, arguments json.RawMessage, progress func(Progress)) (*Observation, error) {
+func (t *Toolbox) Call(ctx context.Context, name string, arguments json.RawMessage, progress func(Progress)) (*Observation, error) {
 	c, err := Parse(name, arguments)
 	if err != nil {
 		return nil, err
 	}
-	return a.Run(ctx, c, progress)
+	return t.Run(ctx, c, progress)
 }
 
 // Run runs a parsed call. progress, if not nil, is called while a
@@ -194,28 +194,28 @@ func (a *Toolbox) Call(ctx context.Context, name string, arguments json.RawMessa
 // while a command runs, the engine stops the command before the terminal
 // takes another call, as OpenHands does when a conversation is
 // interrupted.
-func (a *Toolbox) Run(ctx context.Context, c *Call, progress func(Progress)) (*Observation, error) {
+func (t *Toolbox) Run(ctx context.Context, c *Call, progress func(Progress)) (*Observation, error) {
 	select {
-	case <-a.closed:
+	case <-t.closed:
 		return nil, errors.New("the agent's tools are closed")
 	default:
 	}
 	if c.tool == nil {
 		return nil, &UnknownToolError{Name: c.Tool}
 	}
-	return c.tool.run(ctx, a, c.Args, progress)
+	return c.tool.run(ctx, t, c.Args, progress)
 }
 
 // Interrupt stops the running command, if any (Ctrl-C, then signals).
-func (a *Toolbox) Interrupt(ctx context.Context) {
-	a.term.shell.Interrupt(ctx)
+func (t *Toolbox) Interrupt(ctx context.Context) {
+	t.term.shell.Interrupt(ctx)
 }
 
 // Close ends the agent's terminal and whatever it runs.
-func (a *Toolbox) Close() {
-	a.once.Do(func() {
-		close(a.closed)
-		a.term.shell.Close()
+func (t *Toolbox) Close() {
+	t.once.Do(func() {
+		close(t.closed)
+		t.term.shell.Close()
 	})
 }
 
@@ -240,10 +240,10 @@ const (
 	progressHeartbeat   = time.Second
 )
 
-func (a *Toolbox) reportProgress(fn func(Progress)) (stop func()) {
+func (t *Toolbox) reportProgress(fn func(Progress)) (stop func()) {
 	r := &progressReporter{fn: fn, start: time.Now()}
 	r.sent = r.start
-	a.progress.Store(r)
+	t.progress.Store(r)
 	tick := time.NewTicker(progressHeartbeat)
 	quit := make(chan struct{})
 	go func() {
@@ -257,7 +257,7 @@ func (a *Toolbox) reportProgress(fn func(Progress)) (stop func()) {
 		}
 	}()
 	return func() {
-		a.progress.CompareAndSwap(r, nil)
+		t.progress.CompareAndSwap(r, nil)
 		tick.Stop()
 		close(quit)
 		r.sendMu.Lock()
