@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/oh-bridge/oh-bridge/agentserver"
+	"github.com/oh-bridge/oh-bridge/ohevents"
 )
 
 // TestServerVersions: /server_info's version decides whether the bridge
@@ -55,7 +56,7 @@ func TestServerVersions(t *testing.T) {
 				}
 				return
 			}
-			var ve *agentserver.VersionError
+			var ve *ohevents.VersionError
 			if !errors.As(err, &ve) || ve.Kind() != "unsupported_api_version" {
 				t.Fatalf("got %v (%T); want a VersionError", err, err)
 			}
@@ -64,7 +65,7 @@ func TestServerVersions(t *testing.T) {
 					t.Errorf("%q does not say %q", err, w)
 				}
 			}
-			if d := ve.Data(); d["serverVersion"] != c.version || d["oldestSupported"] != agentserver.OldestSupported {
+			if d := ve.Data(); d["serverVersion"] != c.version || d["oldestSupported"] != ohevents.OldestSupported {
 				t.Errorf("data %v", d)
 			}
 		})
