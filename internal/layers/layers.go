@@ -30,6 +30,7 @@ var Stack = []Layer{
 	{Name: "faces", Packages: []string{"handlers", "acp", "mcpserver"}},
 	{Name: "conversation link", Packages: []string{"conversation", "localserver"}},
 	{Name: "face parts", Packages: []string{"updates", "agentserver"}},
+	{Name: "agent-server events", Packages: []string{"ohevents"}},
 	{Name: "session", Packages: []string{"session"}},
 	{Name: "dialects", Packages: []string{"ohtools", "ohactions"}},
 	{Name: "engine", Packages: []string{"engine"}},
