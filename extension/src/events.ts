@@ -14,7 +14,9 @@ const obj = (v: unknown): Record<string, unknown> => (v !== null && typeof v ===
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
 function texts(content: readonly TextContent[] | null | undefined): string {
-  return Array.isArray(content) ? content.map((c) => str(c.text)).join('\n') : '';
+  // A string where the list should be (another producer's message) has no blocks.
+  if (content === null || content === undefined || typeof content !== 'object') return '';
+  return content.map((c) => str(c.text)).join('\n');
 }
 
 function clip(s: string, lines: number): string {
