@@ -33,7 +33,11 @@ func checkEventTypes(t *testing.T, server string, tr *transcript) {
 				continue
 			}
 			if o, ok := ev.(*ohevents.Other); ok {
-				t.Errorf("%s: a kind ohevents does not read (%v): %s", where, o.Mismatch, f.Raw)
+				if o.Mismatch != nil {
+					t.Errorf("%s: %v: %s", where, o.Mismatch, f.Raw)
+				} else {
+					t.Errorf("%s: a kind ohevents does not know (add it to ohevents.Kinds): %s", where, f.Raw)
+				}
 				continue
 			}
 			kinds[ev.Header().Kind]++

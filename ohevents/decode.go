@@ -60,7 +60,7 @@ func Decode(data []byte) (Event, error) {
 	}
 	e := reflect.New(reflect.TypeOf(proto).Elem()).Interface().(Event)
 	if err := json.Unmarshal(data, e); err != nil {
-		return &Other{Base: b, Mismatch: fmt.Errorf("a %s whose fields are not the SDK's: %w", b.Kind, err)}, nil
+		return &Other{Base: b, Mismatch: fmt.Errorf("the fields of this %s are not the ones ohevents.%s declares: %w", b.Kind, b.Kind, err)}, nil
 	}
 	e.Header().raw = data
 	return e, nil
