@@ -20,14 +20,17 @@ func TestDecode(t *testing.T) {
 		{"an MCP tool's action", `{"kind":"ActionEvent","id":"a1","timestamp":"2026-11-27T21:00:00.000001","source":"agent","tool_name":"terminal","tool_call_id":"c1","thought":[{"type":"text","text":"Let me look."}],"action":{"kind":"MCPToolAction","data":{"command":"ls"}},"summary":"list"}`,
 			func(t *testing.T, e ohevents.Event) {
 				a := e.(*ohevents.ActionEvent)
-				if a.ID != "a1" || a.Source != "agent" || a.ToolName != "terminal" || a.ToolCallID != "c1" || a.Summary != "list" ||
+				if a.ID != "a1" || a.Source != "agent" || a.ToolName != "terminal" || a.ToolCallID != "c1" || ohevents.OrEmpty(a.Summary) != "list" ||
 					len(a.Thought) != 1 || a.Thought[0].Text != "Let me look." || string(a.Action.Arguments()) != `{"command":"ls"}` {
 					t.Errorf("%+v", a)
 				}
 			}},
-		{"finish", `{"kind":"ActionEvent","id":"a2","tool_name":"finish","action":{"kind":"FinishAction","message":"Done."}}`,
+		{"finish", `{"kind":"ActionEvent","id":"a2","parent_id":null,"tool_name":"finish","summary":null,"action":{"kind":"FinishAction","message":"Done."}}`,
 			func(t *testing.T, e ohevents.Event) {
 				a := e.(*ohevents.ActionEvent)
+				if a.ParentID != nil || a.Summary != nil || ohevents.OrEmpty(a.Summary) != "" {
+					t.Errorf("null fields read as %v, %v", a.ParentID, a.Summary)
+				}
 				if a.Action.Message != "Done." || string(a.Action.Arguments()) != `{"kind":"FinishAction","message":"Done."}` {
 					t.Errorf("%+v", a.Action)
 				}
@@ -53,7 +56,7 @@ func TestDecode(t *testing.T) {
 			}},
 		{"a message as a string", `{"kind":"MessageEvent","id":"m2","source":"agent","llm_message":{"role":"assistant","content":"hi","reasoning_content":"hm"}}`,
 			func(t *testing.T, e ohevents.Event) {
-				if m := e.(*ohevents.MessageEvent); len(m.LLMMessage.Content) != 1 || m.LLMMessage.Content[0].Text != "hi" || m.LLMMessage.ReasoningContent != "hm" {
+				if m := e.(*ohevents.MessageEvent); len(m.LLMMessage.Content) != 1 || m.LLMMessage.Content[0].Text != "hi" || ohevents.OrEmpty(m.LLMMessage.ReasoningContent) != "hm" {
 					t.Errorf("%+v", m.LLMMessage)
 				}
 			}},

@@ -21,7 +21,7 @@ type Base struct {
 	Source string `json:"source"`
 	// ParentID is the event's parent in the conversation's tree (null for
 	// the root and for events from before the tree).
-	ParentID string `json:"parent_id"`
+	ParentID *string `json:"parent_id"`
 
 	raw json.RawMessage
 }
@@ -31,6 +31,15 @@ func (b *Base) Header() *Base { return b }
 
 // Raw is the event's JSON as the server sent it.
 func (b *Base) Raw() json.RawMessage { return b.raw }
+
+// OrEmpty reads a field the server may send as null (a Python None) as
+// "" then.
+func OrEmpty(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
 
 // TextContent is a text block of a message or an observation. Content of
 // another type (an image) has an empty Text.
@@ -64,7 +73,7 @@ type ActionEvent struct {
 	Base
 	// Thought is the text the model wrote with the call.
 	Thought                []TextContent   `json:"thought"`
-	ReasoningContent       string          `json:"reasoning_content"`
+	ReasoningContent       *string         `json:"reasoning_content"`
 	ThinkingBlocks         json.RawMessage `json:"thinking_blocks"`
 	ResponsesReasoningItem json.RawMessage `json:"responses_reasoning_item"`
 	// Action is the call's arguments as the tool's action (null when the
@@ -78,7 +87,7 @@ type ActionEvent struct {
 	SecurityRisk  string          `json:"security_risk"` // "UNKNOWN", "LOW", "MEDIUM", "HIGH"
 	CriticResult  json.RawMessage `json:"critic_result"`
 	// Summary is the model's few words on what the call does.
-	Summary string `json:"summary"`
+	Summary *string `json:"summary"`
 }
 
 // Action is an ActionEvent's action: MCPToolAction for a tool of an MCP
@@ -170,18 +179,18 @@ type AgentErrorEvent struct {
 type MessageEvent struct {
 	Base
 	LLMMessage      *Message        `json:"llm_message"`
-	LLMResponseID   string          `json:"llm_response_id"`
+	LLMResponseID   *string         `json:"llm_response_id"`
 	ActivatedSkills []string        `json:"activated_skills"`
 	ExtendedContent []TextContent   `json:"extended_content"`
-	Sender          string          `json:"sender"`
+	Sender          *string         `json:"sender"`
 	CriticResult    json.RawMessage `json:"critic_result"`
 }
 
 // Message is a MessageEvent's message as the model sees it.
 type Message struct {
-	Role             string `json:"role"` // "user", "system", "assistant", "tool"
-	Content          Texts  `json:"content"`
-	ReasoningContent string `json:"reasoning_content"`
+	Role             string  `json:"role"` // "user", "system", "assistant", "tool"
+	Content          Texts   `json:"content"`
+	ReasoningContent *string `json:"reasoning_content"`
 }
 
 // SystemPromptEvent opens a conversation: the agent's system prompt and
@@ -253,7 +262,7 @@ type InterruptEvent struct{ Base }
 type Condensation struct {
 	Base
 	ForgottenEventIDs []string `json:"forgotten_event_ids"`
-	Summary           string   `json:"summary"`
+	Summary           *string  `json:"summary"`
 	SummaryOffset     *int     `json:"summary_offset"`
 	LLMResponseID     string   `json:"llm_response_id"`
 }
@@ -288,17 +297,17 @@ type HookExecutionEvent struct {
 	Base
 	HookEventType     string          `json:"hook_event_type"`
 	HookCommand       string          `json:"hook_command"`
-	ToolName          string          `json:"tool_name"`
+	ToolName          *string         `json:"tool_name"`
 	Success           bool            `json:"success"`
 	Blocked           bool            `json:"blocked"`
 	ExitCode          int             `json:"exit_code"`
 	Stdout            string          `json:"stdout"`
 	Stderr            string          `json:"stderr"`
-	Reason            string          `json:"reason"`
-	AdditionalContext string          `json:"additional_context"`
-	Error             string          `json:"error"`
-	ActionID          string          `json:"action_id"`
-	MessageID         string          `json:"message_id"`
+	Reason            *string         `json:"reason"`
+	AdditionalContext *string         `json:"additional_context"`
+	Error             *string         `json:"error"`
+	ActionID          *string         `json:"action_id"`
+	MessageID         *string         `json:"message_id"`
 	HookInput         json.RawMessage `json:"hook_input"`
 }
 
@@ -315,8 +324,8 @@ type SecurityAnalysisEvent struct {
 // StreamingDeltaEvent is a piece of a message the model streams.
 type StreamingDeltaEvent struct {
 	Base
-	Content          string `json:"content"`
-	ReasoningContent string `json:"reasoning_content"`
+	Content          *string `json:"content"`
+	ReasoningContent *string `json:"reasoning_content"`
 }
 
 // ACPToolCallEvent is a tool call of an ACP agent the SDK drives.
@@ -324,8 +333,8 @@ type ACPToolCallEvent struct {
 	Base
 	ToolCallID string          `json:"tool_call_id"`
 	Title      string          `json:"title"`
-	Status     string          `json:"status"`
-	ToolKind   string          `json:"tool_kind"`
+	Status     *string         `json:"status"`
+	ToolKind   *string         `json:"tool_kind"`
 	RawInput   json.RawMessage `json:"raw_input"`
 	RawOutput  json.RawMessage `json:"raw_output"`
 	Content    json.RawMessage `json:"content"`

@@ -221,7 +221,7 @@ func (t *Tracker) message(e *ohevents.MessageEvent) {
 		}
 		return
 	}
-	if r := e.LLMMessage.ReasoningContent; r != "" {
+	if r := ohevents.OrEmpty(e.LLMMessage.ReasoningContent); r != "" {
 		t.emit(&Chunk{SessionUpdate: "agent_thought_chunk", Content: text(r), Meta: meta(e.ID+"#thought", "")})
 	}
 	if body != "" {
@@ -249,8 +249,8 @@ func (t *Tracker) action(e *ohevents.ActionEvent) {
 		return
 	}
 	thought := joinText(e.Thought)
-	if e.ReasoningContent != "" {
-		thought = strings.TrimSpace(e.ReasoningContent + "\n" + thought)
+	if r := ohevents.OrEmpty(e.ReasoningContent); r != "" {
+		thought = strings.TrimSpace(r + "\n" + thought)
 	}
 	if thought != "" {
 		t.emit(&Chunk{SessionUpdate: "agent_thought_chunk", Content: text(thought), Meta: meta(e.ID+"#thought", "")})
@@ -279,8 +279,8 @@ func (t *Tracker) action(e *ohevents.ActionEvent) {
 	u := &ToolCall{SessionUpdate: "tool_call", ToolCallID: c.id, Kind: "other", Status: "pending",
 		RawInput: nonEmpty(args), Meta: &Meta{OhBridge: MetaFields{Tool: e.ToolName}}}
 	fallback := e.ToolName
-	if e.Summary != "" {
-		fallback = e.Summary
+	if s := ohevents.OrEmpty(e.Summary); s != "" {
+		fallback = s
 	}
 	if p, err := ohtools.Parse(e.ToolName, args); err == nil {
 		u.Kind = p.Action.Kind

@@ -137,11 +137,11 @@ export interface ACPToolCallEvent {
    * ParentID is the event's parent in the conversation's tree (null for
    * the root and for events from before the tree).
    */
-  parent_id: string;
+  parent_id: string | null;
   tool_call_id: string;
   title: string;
-  status: string;
-  tool_kind: string;
+  status: string | null;
+  tool_kind: string | null;
   raw_input: unknown;
   raw_output: unknown;
   content: unknown;
@@ -176,10 +176,10 @@ export interface ActionEvent {
    * ParentID is the event's parent in the conversation's tree (null for
    * the root and for events from before the tree).
    */
-  parent_id: string;
+  parent_id: string | null;
   /** Thought is the text the model wrote with the call. */
   thought: TextContent[] | null;
-  reasoning_content: string;
+  reasoning_content: string | null;
   thinking_blocks: unknown;
   responses_reasoning_item: unknown;
   /**
@@ -196,7 +196,7 @@ export interface ActionEvent {
   security_risk: string;
   critic_result: unknown;
   /** Summary is the model's few words on what the call does. */
-  summary: string;
+  summary: string | null;
 }
 
 /**
@@ -215,7 +215,7 @@ export interface AgentErrorEvent {
    * ParentID is the event's parent in the conversation's tree (null for
    * the root and for events from before the tree).
    */
-  parent_id: string;
+  parent_id: string | null;
   tool_name: string;
   tool_call_id: string;
   error: string;
@@ -270,9 +270,9 @@ export interface Condensation {
    * ParentID is the event's parent in the conversation's tree (null for
    * the root and for events from before the tree).
    */
-  parent_id: string;
+  parent_id: string | null;
   forgotten_event_ids: string[] | null;
-  summary: string;
+  summary: string | null;
   summary_offset: number | null;
   llm_response_id: string;
 }
@@ -289,7 +289,7 @@ export interface CondensationRequest {
    * ParentID is the event's parent in the conversation's tree (null for
    * the root and for events from before the tree).
    */
-  parent_id: string;
+  parent_id: string | null;
 }
 
 /** CondensationSummaryEvent is a condensation's summary as the model sees it. */
@@ -304,7 +304,7 @@ export interface CondensationSummaryEvent {
    * ParentID is the event's parent in the conversation's tree (null for
    * the root and for events from before the tree).
    */
-  parent_id: string;
+  parent_id: string | null;
   summary: string;
 }
 
@@ -364,7 +364,7 @@ export interface ConversationErrorEvent {
    * ParentID is the event's parent in the conversation's tree (null for
    * the root and for events from before the tree).
    */
-  parent_id: string;
+  parent_id: string | null;
   code: string;
   detail: string;
   classification: unknown;
@@ -385,7 +385,7 @@ export interface ConversationStateUpdateEvent {
    * ParentID is the event's parent in the conversation's tree (null for
    * the root and for events from before the tree).
    */
-  parent_id: string;
+  parent_id: string | null;
   key: string;
   value: unknown;
 }
@@ -570,20 +570,20 @@ export interface HookExecutionEvent {
    * ParentID is the event's parent in the conversation's tree (null for
    * the root and for events from before the tree).
    */
-  parent_id: string;
+  parent_id: string | null;
   hook_event_type: string;
   hook_command: string;
-  tool_name: string;
+  tool_name: string | null;
   success: boolean;
   blocked: boolean;
   exit_code: number;
   stdout: string;
   stderr: string;
-  reason: string;
-  additional_context: string;
-  error: string;
-  action_id: string;
-  message_id: string;
+  reason: string | null;
+  additional_context: string | null;
+  error: string | null;
+  action_id: string | null;
+  message_id: string | null;
   hook_input: unknown;
 }
 
@@ -644,7 +644,7 @@ export interface InterruptEvent {
    * ParentID is the event's parent in the conversation's tree (null for
    * the root and for events from before the tree).
    */
-  parent_id: string;
+  parent_id: string | null;
 }
 
 /** LLMCompletionLogEvent carries a model call's log. */
@@ -659,7 +659,7 @@ export interface LLMCompletionLogEvent {
    * ParentID is the event's parent in the conversation's tree (null for
    * the root and for events from before the tree).
    */
-  parent_id: string;
+  parent_id: string | null;
   filename: string;
   log_data: string;
   model_name: string;
@@ -733,7 +733,7 @@ export interface Message {
   /** "user", "system", "assistant", "tool" */
   role: string;
   content: Texts | null;
-  reasoning_content: string;
+  reasoning_content: string | null;
 }
 
 /** MessageEvent is a message of the user or the agent. */
@@ -748,12 +748,12 @@ export interface MessageEvent {
    * ParentID is the event's parent in the conversation's tree (null for
    * the root and for events from before the tree).
    */
-  parent_id: string;
+  parent_id: string | null;
   llm_message: Message | null;
-  llm_response_id: string;
+  llm_response_id: string | null;
   activated_skills: string[] | null;
   extended_content: TextContent[] | null;
-  sender: string;
+  sender: string | null;
   critic_result: unknown;
 }
 
@@ -824,7 +824,7 @@ export interface ObservationEvent {
    * ParentID is the event's parent in the conversation's tree (null for
    * the root and for events from before the tree).
    */
-  parent_id: string;
+  parent_id: string | null;
   tool_name: string;
   tool_call_id: string;
   observation: Observation | null;
@@ -864,7 +864,7 @@ export interface PauseEvent {
    * ParentID is the event's parent in the conversation's tree (null for
    * the root and for events from before the tree).
    */
-  parent_id: string;
+  parent_id: string | null;
 }
 
 /**
@@ -971,7 +971,7 @@ export interface SecurityAnalysisEvent {
    * ParentID is the event's parent in the conversation's tree (null for
    * the root and for events from before the tree).
    */
-  parent_id: string;
+  parent_id: string | null;
   analyzer: string;
   policy: string;
   risks: Record<string, string> | null;
@@ -997,7 +997,7 @@ export interface ServerErrorEvent {
    * ParentID is the event's parent in the conversation's tree (null for
    * the root and for events from before the tree).
    */
-  parent_id: string;
+  parent_id: string | null;
   code: string;
   detail: string;
 }
@@ -1081,9 +1081,9 @@ export interface StreamingDeltaEvent {
    * ParentID is the event's parent in the conversation's tree (null for
    * the root and for events from before the tree).
    */
-  parent_id: string;
-  content: string;
-  reasoning_content: string;
+  parent_id: string | null;
+  content: string | null;
+  reasoning_content: string | null;
 }
 
 /**
@@ -1101,7 +1101,7 @@ export interface SystemPromptEvent {
    * ParentID is the event's parent in the conversation's tree (null for
    * the root and for events from before the tree).
    */
-  parent_id: string;
+  parent_id: string | null;
   system_prompt: TextContent;
   tools: ToolDefinition[] | null;
   dynamic_context: TextContent | null;
@@ -1274,7 +1274,7 @@ export interface TokenEvent {
    * ParentID is the event's parent in the conversation's tree (null for
    * the root and for events from before the tree).
    */
-  parent_id: string;
+  parent_id: string | null;
   prompt_token_ids: number[] | null;
   response_token_ids: number[] | null;
 }
@@ -1369,7 +1369,7 @@ export interface UserRejectObservation {
    * ParentID is the event's parent in the conversation's tree (null for
    * the root and for events from before the tree).
    */
-  parent_id: string;
+  parent_id: string | null;
   tool_name: string;
   tool_call_id: string;
   rejection_reason: string;
