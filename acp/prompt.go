@@ -2,13 +2,13 @@ package acp
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/oh-bridge/oh-bridge/agentserver"
+	"github.com/oh-bridge/oh-bridge/ohevents"
 	"github.com/oh-bridge/oh-bridge/rpc"
 	"github.com/oh-bridge/oh-bridge/updates"
 )
@@ -263,12 +263,8 @@ func (s *acpSession) interrupt(ctx context.Context, t *turn) {
 
 // event notes an agent-server event's error code, for the stop reason; the
 // link turns the events into updates.
-func (s *acpSession) event(raw json.RawMessage) {
-	var e struct {
-		Kind string `json:"kind"`
-		Code string `json:"code"`
-	}
-	if json.Unmarshal(raw, &e) == nil && e.Kind == "ConversationErrorEvent" {
+func (s *acpSession) event(ev ohevents.Event) {
+	if e, ok := ev.(*ohevents.ConversationErrorEvent); ok {
 		s.mu.Lock()
 		s.lastError = e.Code
 		s.mu.Unlock()

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/oh-bridge/oh-bridge/agentserver"
+	"github.com/oh-bridge/oh-bridge/ohevents"
 )
 
 // TestStopReasons follows a turn through the agent's states to the stop
@@ -37,7 +38,11 @@ func TestStopReasons(t *testing.T) {
 			tr.cancelled = c.cancelled
 			s.turn = tr
 			if c.errorCode != "" {
-				ev, _ := json.Marshal(map[string]string{"kind": "ConversationErrorEvent", "code": c.errorCode, "detail": "d"})
+				raw, _ := json.Marshal(map[string]string{"kind": "ConversationErrorEvent", "code": c.errorCode, "detail": "d"})
+				ev, err := ohevents.Decode(raw)
+				if err != nil {
+					t.Fatal(err)
+				}
 				s.event(ev)
 			}
 			for i, st := range c.states {

@@ -2,7 +2,6 @@ package agentserver_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +13,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/oh-bridge/oh-bridge/agentserver"
+	"github.com/oh-bridge/oh-bridge/ohevents"
 )
 
 // streamServer is an agent-server reduced to what Connect reads, whose
@@ -89,7 +89,7 @@ func BenchmarkEventStream(b *testing.B) {
 				start := time.Now()
 				o := agentserver.Options{
 					ServerURL: srv.URL, ConversationID: "8c1a1f7e-3b0c-4a57-9d4e-5d2f5d3e9a01",
-					OnEvent: func(json.RawMessage) {
+					OnEvent: func(ohevents.Event) {
 						if got.Add(1) == n {
 							close(done)
 						}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/oh-bridge/oh-bridge/internal/sockowner"
+	"github.com/oh-bridge/oh-bridge/ohevents"
 )
 
 // Client calls an agent-server's REST API.
@@ -182,9 +183,11 @@ const (
 )
 
 // EventPage is a page of GET /api/conversations/{id}/events/search.
+// Items are decoded (ohevents.Decode); an item that is not a JSON object
+// is left out.
 type EventPage struct {
-	Items      []json.RawMessage `json:"items"`
-	NextPageID *string           `json:"next_page_id"`
+	Items      []ohevents.Event
+	NextPageID *string
 }
 
 // do sends one request and decodes a 2xx answer into out. notFound, if
@@ -305,7 +308,7 @@ func validationErrors(raw json.RawMessage) string {
 }
 
 // ServerInfo checks that the URL is an agent-server whose API the bridge
-// speaks: a 1.x from OldestSupported on.
+// speaks: a 1.x from ohevents.OldestSupported on (ohevents.CheckVersion).
 func (c *Client) ServerInfo(ctx context.Context) (*ServerInfo, error) {
 	var info ServerInfo
 	err := c.do(ctx, http.MethodGet, "/server_info", nil, nil, &info, &NotAgentServerError{URL: c.base.String(), Detail: "GET /server_info answered 404"})
@@ -319,48 +322,10 @@ func (c *Client) ServerInfo(ctx context.Context) (*ServerInfo, error) {
 	if info.Version == "" || !strings.Contains(strings.ToLower(info.Title), "agent server") {
 		return nil, &NotAgentServerError{URL: c.base.String(), Detail: "GET /server_info did not describe an agent-server"}
 	}
-	v, ok := parseVersion(info.Version)
-	if !ok || v[0] != 1 {
-		return nil, &VersionError{URL: c.base.String(), Version: info.Version}
-	}
-	if oldest, _ := parseVersion(OldestSupported); compareVersions(v, oldest) < 0 {
-		return nil, &VersionError{URL: c.base.String(), Version: info.Version, Old: true}
+	if err := ohevents.CheckVersion(c.base.String(), info.Version); err != nil {
+		return nil, err
 	}
 	return &info, nil
-}
-
-// parseVersion reads "1.58.2" (a leading v, and what follows a part's
-// digits, as in "1.50.0rc1" or "1.49.1.post1", are passed over; a missing
-// part is 0). ok is false when the major version is not a number.
-func parseVersion(s string) (v [3]int, ok bool) {
-	parts := strings.SplitN(strings.TrimPrefix(strings.TrimSpace(s), "v"), ".", 4)
-	for i := 0; i < len(v) && i < len(parts); i++ {
-		digits := parts[i]
-		if end := strings.IndexFunc(digits, func(r rune) bool { return r < '0' || r > '9' }); end >= 0 {
-			digits = digits[:end]
-		}
-		n, err := strconv.Atoi(digits)
-		if err != nil {
-			if i == 0 {
-				return v, false
-			}
-			break
-		}
-		v[i] = n
-	}
-	return v, true
-}
-
-func compareVersions(a, b [3]int) int {
-	for i := range a {
-		if a[i] != b[i] {
-			if a[i] < b[i] {
-				return -1
-			}
-			return 1
-		}
-	}
-	return 0
 }
 
 func conversationPath(id string) string { return "/api/conversations/" + url.PathEscape(id) }
@@ -457,9 +422,18 @@ func (c *Client) SearchEvents(ctx context.Context, id, pageID string, limit int)
 	if pageID != "" {
 		q.Set("page_id", pageID)
 	}
-	var page EventPage
-	if err := c.do(ctx, http.MethodGet, conversationPath(id)+"/events/search", q, nil, &page, &NotFoundError{ConversationID: id}); err != nil {
+	var wire struct {
+		Items      []json.RawMessage `json:"items"`
+		NextPageID *string           `json:"next_page_id"`
+	}
+	if err := c.do(ctx, http.MethodGet, conversationPath(id)+"/events/search", q, nil, &wire, &NotFoundError{ConversationID: id}); err != nil {
 		return nil, err
 	}
-	return &page, nil
+	page := &EventPage{NextPageID: wire.NextPageID}
+	for _, raw := range wire.Items {
+		if ev, err := ohevents.Decode(raw); err == nil {
+			page.Items = append(page.Items, ev)
+		}
+	}
+	return page, nil
 }

@@ -2,7 +2,6 @@ package agentserver
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/oh-bridge/oh-bridge/internal/ohtest"
+	"github.com/oh-bridge/oh-bridge/ohevents"
 )
 
 // TestAcceptanceSentAgain: the real agent-server drops an acceptance that
@@ -37,9 +37,9 @@ func TestAcceptanceSentAgain(t *testing.T) {
 	}
 	var asked atomic.Int32
 	release := make(chan struct{})
-	s := &Conversation{c: c, id: "conv", log: slog.New(slog.DiscardHandler), seen: map[string]bool{}, pending: map[string]json.RawMessage{},
+	s := &Conversation{c: c, id: "conv", log: slog.New(slog.DiscardHandler), seen: map[string]bool{}, pending: map[string]*ohevents.ActionEvent{},
 		asked: map[string]bool{}, calls: map[string]string{}, done: make(chan struct{})}
-	s.opts.Confirm = func(context.Context, json.RawMessage) (Decision, error) {
+	s.opts.Confirm = func(context.Context, *ohevents.ActionEvent) (Decision, error) {
 		asked.Add(1)
 		<-release
 		return Decision{Accept: true}, nil

@@ -2,7 +2,6 @@ package agentserver
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -10,6 +9,8 @@ import (
 	"net/http/httptest"
 	"testing"
 	"time"
+
+	"github.com/oh-bridge/oh-bridge/ohevents"
 )
 
 // TestReplayAsksNothingAnswered: attached to a conversation in
@@ -38,10 +39,8 @@ func TestReplayAsksNothingAnswered(t *testing.T) {
 		}
 		got := make(chan asked, 8)
 		s := newConversation(Options{Logger: slog.New(slog.DiscardHandler)}, c, "conv")
-		s.opts.Confirm = func(_ context.Context, action json.RawMessage) (Decision, error) {
-			var h header
-			json.Unmarshal(action, &h)
-			go func() { got <- asked{action: h.ID, answer: <-answers} }()
+		s.opts.Confirm = func(_ context.Context, action *ohevents.ActionEvent) (Decision, error) {
+			go func() { got <- asked{action: action.ID, answer: <-answers} }()
 			return Decision{Accept: true}, nil
 		}
 		t.Cleanup(s.cancel)

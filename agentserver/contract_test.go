@@ -452,7 +452,9 @@ func (tr *transcript) dump(t *testing.T, name string) {
 // agents call the bridge's terminal once and finish. Every REST answer's
 // shape (field names and types, recursively), status and error detail,
 // and every event socket's order of events and their shapes must be the
-// same, but for the differences allowed below, each with its reason.
+// same, but for the differences allowed below, each with its reason. The
+// real server's events also keep to package ohevents' types
+// (checkEventTypes).
 func TestStandInKeepsToTheRealServer(t *testing.T) {
 	for _, lock := range []string{realserver.Latest, realserver.Canvas} {
 		t.Run(lock, func(t *testing.T) {
@@ -475,6 +477,7 @@ func TestStandInKeepsToTheRealServer(t *testing.T) {
 					"num_retries": 0, "usage_id": "agent"},
 				Ran: func() { model.Wait(2 * time.Minute) }})
 			real.dump(t, lock+"-real")
+			checkEventTypes(t, lock, real)
 			if *contractUpdate {
 				recordSettings(t, realVersion(lock), real)
 			}

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/oh-bridge/oh-bridge/ohevents"
 )
 
 // Connection states, as the editor shows them.
@@ -69,10 +71,12 @@ type Options struct {
 	// "transport", "headers"}): an editor's own tool servers.
 	ExtraMCP map[string]any
 	// Confirm asks the user about an action the agent waits to run.
-	Confirm func(ctx context.Context, action json.RawMessage) (Decision, error)
+	Confirm func(ctx context.Context, action *ohevents.ActionEvent) (Decision, error)
 	// OnEvent receives every event once, in order; OnStatus every status
 	// change. Both are called from the session's goroutine.
-	OnEvent  func(event json.RawMessage)
+	// An event of a kind ohevents does not know comes as an
+	// *ohevents.Other; each keeps the bytes the server sent (Raw).
+	OnEvent  func(event ohevents.Event)
 	OnStatus func(Status)
 	// MinBackoff and MaxBackoff bound the wait between reconnects
 	// (500 ms and 10 s by default).
@@ -139,10 +143,10 @@ type Conversation struct {
 	// untitled is set while a conversation this bridge created has no
 	// title: the first message it sends names it (title.go).
 	untitled bool
-	pending  map[string]json.RawMessage // actions without an observation, by id
-	order    []string                   // their ids, oldest first
-	asking   bool                       // a confirmation is being asked and answered
-	asked    map[string]bool            // actions the user was asked about
+	pending  map[string]*ohevents.ActionEvent // actions without an observation, by id
+	order    []string                         // their ids, oldest first
+	asking   bool                             // a confirmation is being asked and answered
+	asked    map[string]bool                  // actions the user was asked about
 	// accepted are the actions the user allowed; waits counts the reports
 	// that the agent waits for confirmation, and answeredAt is waits when
 	// the last answer went (confirmAgain).
@@ -171,7 +175,7 @@ func newConversation(o Options, c *Client, id string) *Conversation {
 		replayThrough: -1,
 		deliveredSeq:  -1,
 		seen:          map[string]bool{},
-		pending:       map[string]json.RawMessage{},
+		pending:       map[string]*ohevents.ActionEvent{},
 		asked:         map[string]bool{},
 		calls:         map[string]string{},
 		answered:      map[string]bool{},

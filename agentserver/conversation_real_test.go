@@ -16,6 +16,7 @@ import (
 	"github.com/oh-bridge/oh-bridge/internal/ohtest"
 	"github.com/oh-bridge/oh-bridge/internal/realserver"
 	"github.com/oh-bridge/oh-bridge/internal/scriptedllm"
+	"github.com/oh-bridge/oh-bridge/ohevents"
 )
 
 // The dial against OpenHands' own agent-server (1.58.2, installed by
@@ -288,8 +289,8 @@ func TestConfirmation(t *testing.T) {
 	o.ConfirmationPolicy = "AlwaysConfirm"
 	var mu sync.Mutex
 	var asked []string
-	o.Confirm = func(_ context.Context, action json.RawMessage) (agentserver.Decision, error) {
-		e := parse(action)
+	o.Confirm = func(_ context.Context, action *ohevents.ActionEvent) (agentserver.Decision, error) {
+		e := parse(action.Raw())
 		var data map[string]any
 		json.Unmarshal(e.Action.Data, &data)
 		mu.Lock()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/oh-bridge/oh-bridge/agentserver"
 	"github.com/oh-bridge/oh-bridge/mcpserver"
+	"github.com/oh-bridge/oh-bridge/ohevents"
 	"github.com/oh-bridge/oh-bridge/session"
 )
 
@@ -80,9 +81,9 @@ func newRecorder() *recorder {
 	return r
 }
 
-func (r *recorder) onEvent(e json.RawMessage) {
+func (r *recorder) onEvent(ev ohevents.Event) {
 	r.mu.Lock()
-	r.events = append(r.events, append(json.RawMessage(nil), e...))
+	r.events = append(r.events, append(json.RawMessage(nil), ev.Raw()...))
 	r.cond.Broadcast()
 	r.mu.Unlock()
 	if r.afterEvent != nil {
@@ -268,7 +269,9 @@ func allEvents(t *testing.T, serverURL, key, id string) []json.RawMessage {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, p.Items...)
+		for _, ev := range p.Items {
+			out = append(out, ev.Raw())
+		}
 		if p.NextPageID == nil {
 			return out
 		}

@@ -2,19 +2,24 @@ package agentserver
 
 import (
 	"context"
-	"encoding/json"
 	"time"
+
+	"github.com/oh-bridge/oh-bridge/ohevents"
 )
 
 // deliver passes an event on once, and follows the conversation's state.
 // seq is its index in the log when the session socket sent it as durable,
 // else -1.
 func (s *Conversation) deliver(data []byte, seq int) {
-	var h header
-	if err := json.Unmarshal(data, &h); err != nil {
+	ev, err := ohevents.Decode(data)
+	if err != nil {
 		s.log.Warn("an event that is not JSON was dropped", "error", err)
 		return
 	}
+	if o, ok := ev.(*ohevents.Other); ok && o.Mismatch != nil {
+		s.log.Warn("an event's fields are not the types'; it is passed on as it came", "error", o.Mismatch)
+	}
+	h := ev.Header()
 	s.mu.Lock()
 	if seq >= 0 {
 		if seq <= s.seq {
@@ -48,31 +53,29 @@ func (s *Conversation) deliver(data []byte, seq int) {
 	if h.Timestamp != "" {
 		s.last = h.Timestamp
 	}
-	switch h.Kind {
-	case "ActionEvent":
-		if h.ID != "" && !s.answered[h.ID] && (h.ToolCallID == "" || !s.answeredCalls[h.ToolCallID]) {
-			s.pending[h.ID] = data
-			s.order = append(s.order, h.ID)
-			if h.ToolCallID != "" {
-				s.calls[h.ToolCallID] = h.ID
+	switch e := ev.(type) {
+	case *ohevents.ActionEvent:
+		if e.ID != "" && !s.answered[e.ID] && (e.ToolCallID == "" || !s.answeredCalls[e.ToolCallID]) {
+			s.pending[e.ID] = e
+			s.order = append(s.order, e.ID)
+			if e.ToolCallID != "" {
+				s.calls[e.ToolCallID] = e.ID
 			}
 		}
-	case "ObservationEvent", "UserRejectObservation":
-		if _, ok := s.pending[h.ActionID]; ok {
-			delete(s.pending, h.ActionID)
-		} else if h.ActionID != "" {
-			s.answered[h.ActionID] = true
-		}
-	case "AgentErrorEvent":
-		if id, ok := s.calls[h.ToolCallID]; ok {
+	case *ohevents.ObservationEvent:
+		s.answer(e.ActionID)
+	case *ohevents.UserRejectObservation:
+		s.answer(e.ActionID)
+	case *ohevents.AgentErrorEvent:
+		if id, ok := s.calls[e.ToolCallID]; ok {
 			delete(s.pending, id)
-		} else if h.ToolCallID != "" {
-			s.answeredCalls[h.ToolCallID] = true
+		} else if e.ToolCallID != "" {
+			s.answeredCalls[e.ToolCallID] = true
 		}
 	}
 	s.mu.Unlock()
 	if s.opts.OnEvent != nil {
-		s.opts.OnEvent(data)
+		s.opts.OnEvent(ev)
 	}
 	s.mu.Lock()
 	s.delivered++
@@ -81,17 +84,8 @@ func (s *Conversation) deliver(data []byte, seq int) {
 	}
 	s.mu.Unlock()
 	status := ""
-	if h.Kind == "ConversationStateUpdateEvent" {
-		switch h.Key {
-		case "execution_status":
-			json.Unmarshal(h.Value, &status)
-		case "full_state":
-			var full struct {
-				ExecutionStatus string `json:"execution_status"`
-			}
-			json.Unmarshal(h.Value, &full)
-			status = full.ExecutionStatus
-		}
+	if u, ok := ev.(*ohevents.ConversationStateUpdateEvent); ok {
+		status = u.ExecutionStatus()
 	}
 	s.setStatus(func(st *Status) {
 		st.Events++
@@ -116,6 +110,16 @@ func (s *Conversation) deliver(data []byte, seq int) {
 		if !replayed {
 			s.confirm()
 		}
+	}
+}
+
+// answer notes the observation of an action: it no longer waits, or, when
+// it has not come yet, it will not. s.mu is held.
+func (s *Conversation) answer(actionID string) {
+	if _, ok := s.pending[actionID]; ok {
+		delete(s.pending, actionID)
+	} else if actionID != "" {
+		s.answered[actionID] = true
 	}
 }
 
@@ -144,7 +148,7 @@ func (s *Conversation) confirm() {
 		s.mu.Unlock()
 		return
 	}
-	var actions []json.RawMessage
+	var actions []*ohevents.ActionEvent
 	var ids []string
 	for _, id := range s.pendingIDs() {
 		if !s.asked[id] {

@@ -1,18 +1,17 @@
 package agentserver
 
 import (
-	"encoding/json"
 	"log/slog"
 	"slices"
 	"testing"
+
+	"github.com/oh-bridge/oh-bridge/ohevents"
 )
 
 func testConversation(t *testing.T) (*Conversation, *[]string) {
 	var got []string
-	s := newConversation(Options{Logger: slog.New(slog.DiscardHandler), OnEvent: func(e json.RawMessage) {
-		var h header
-		json.Unmarshal(e, &h)
-		got = append(got, h.ID)
+	s := newConversation(Options{Logger: slog.New(slog.DiscardHandler), OnEvent: func(e ohevents.Event) {
+		got = append(got, e.Header().ID)
 	}}, nil, "c")
 	t.Cleanup(s.cancel)
 	return s, &got

@@ -8,7 +8,8 @@
 //
 // A Conversation creates a conversation whose agent has no built-in tools and
 // the bridge's MCP endpoint instead (or attaches to an existing one),
-// streams every event in V1's JSON, resumes a dropped stream after the
+// streams every event, decoded by package ohevents (which also says which
+// server versions are spoken to), resumes a dropped stream after the
 // last event delivered (by its index in the log on the session socket)
 // with no event lost or repeated, answers confirmation requests with the
 // editor's decision, and sends messages, pause, resume and interrupt.

@@ -51,38 +51,6 @@ func (e *NotAgentServerError) Error() string {
 // Kind is "not_openhands".
 func (e *NotAgentServerError) Kind() string { return "not_openhands" }
 
-// OldestSupported is the oldest agent-server the bridge speaks to: the
-// oldest it is tested against (the one it starts itself through uvx, and
-// the one Agent Canvas 1.20.0 starts). docs/openhands-v1.md says why.
-const OldestSupported = "1.49.1"
-
-// VersionError: an agent-server whose API version the bridge does not
-// speak: another major version, or a 1.x older than OldestSupported.
-type VersionError struct {
-	URL     string
-	Version string // what the server says it is
-	// Old is set when the server is a 1.x older than OldestSupported.
-	Old bool
-}
-
-func (e *VersionError) Error() string {
-	if e.Old {
-		return fmt.Sprintf("the agent-server at %s is version %s, older than %s, the oldest the bridge supports "+
-			"(it relies on the session socket and the requests of %s and later); upgrade it: "+
-			"`uv tool upgrade openhands-agent-server`, or `pip install --upgrade openhands-agent-server` in its environment, "+
-			"or pull a newer agent-server image", e.URL, e.Version, OldestSupported, OldestSupported)
-	}
-	return fmt.Sprintf("the agent-server at %s speaks API version %s; the bridge speaks the agent-server API of version 1 (1.x); update the agent-server or the bridge", e.URL, e.Version)
-}
-
-// Kind is "unsupported_api_version".
-func (e *VersionError) Kind() string { return "unsupported_api_version" }
-
-// Data says which version the server speaks, and which the bridge does.
-func (e *VersionError) Data() map[string]any {
-	return map[string]any{"serverVersion": e.Version, "supported": "1.x", "oldestSupported": OldestSupported}
-}
-
 // ServerBusyError: the agent-server already runs as many conversations as
 // it allows (its max_concurrent_runs, OH_MAX_CONCURRENT_RUNS, 10 by
 // default) and answered HTTP 429 to a request that would start a run.

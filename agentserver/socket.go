@@ -122,16 +122,3 @@ func tooLarge(err error) bool {
 	var ce websocket.CloseError
 	return errors.As(err, &ce) && ce.Code == websocket.StatusTryAgainLater && ce.Reason == "frame_too_large"
 }
-
-// header is the part of an event the session reads.
-type header struct {
-	ID        string          `json:"id"`
-	Kind      string          `json:"kind"`
-	Timestamp string          `json:"timestamp"`
-	Key       string          `json:"key"`
-	Value     json.RawMessage `json:"value"`
-	ActionID  string          `json:"action_id"`
-	// ToolCallID ties an AgentErrorEvent, which has no action_id, to its
-	// action.
-	ToolCallID string `json:"tool_call_id"`
-}

@@ -2,14 +2,19 @@ package agentserver_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/oh-bridge/oh-bridge/agentserver"
+	"github.com/oh-bridge/oh-bridge/agentserver/agentservertest"
+	"github.com/oh-bridge/oh-bridge/ohevents"
 )
 
 // TestServerVersions: /server_info's version decides whether the bridge
@@ -55,7 +60,7 @@ func TestServerVersions(t *testing.T) {
 				}
 				return
 			}
-			var ve *agentserver.VersionError
+			var ve *ohevents.VersionError
 			if !errors.As(err, &ve) || ve.Kind() != "unsupported_api_version" {
 				t.Fatalf("got %v (%T); want a VersionError", err, err)
 			}
@@ -64,9 +69,36 @@ func TestServerVersions(t *testing.T) {
 					t.Errorf("%q does not say %q", err, w)
 				}
 			}
-			if d := ve.Data(); d["serverVersion"] != c.version || d["oldestSupported"] != agentserver.OldestSupported {
+			if d := ve.Data(); d["serverVersion"] != c.version || d["oldestSupported"] != ohevents.OldestSupported {
 				t.Errorf("data %v", d)
 			}
 		})
+	}
+}
+
+// TestOldServerRefused: the stand-in told to be 1.21.0, an agent-server
+// from before the session socket, is refused at Connect, in words naming
+// its version, the oldest the bridge supports and how to upgrade, with
+// the kind unsupported_api_version; no conversation is started on it.
+func TestOldServerRefused(t *testing.T) {
+	record := filepath.Join(t.TempDir(), "record.jsonl")
+	old := agentservertest.Start(t, "--version", "1.21.0", "--record", record)
+	_, err := agentserver.Connect(context.Background(), agentserver.Options{ServerURL: old.URL, Task: "hi",
+		LLM: json.RawMessage(`{"model":"m"}`),
+		MCP: func(context.Context) (agentserver.MCPServer, error) {
+			return agentserver.MCPServer{URL: "http://127.0.0.1:9/mcp"}, nil
+		}})
+	var ve *ohevents.VersionError
+	if !errors.As(err, &ve) || !ve.Old || ve.Kind() != "unsupported_api_version" {
+		t.Fatalf("got %v (%T); want an old server's VersionError", err, err)
+	}
+	for _, w := range []string{old.URL, "is version 1.21.0, older than " + ohevents.OldestSupported, "upgrade it"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("%q does not say %q", err, w)
+		}
+	}
+	data, _ := os.ReadFile(record)
+	if strings.Contains(string(data), `"POST"`) {
+		t.Errorf("the bridge sent a request to the old server:\n%s", data)
 	}
 }

@@ -105,9 +105,9 @@ func serverEvents(b *testing.B, srv *realserver.Server, id string) []serverEvent
 		if err != nil {
 			b.Fatal(err)
 		}
-		for _, raw := range p.Items {
+		for _, ev := range p.Items {
 			var e serverEvent
-			json.Unmarshal(raw, &e)
+			json.Unmarshal(ev.Raw(), &e)
 			out = append(out, e)
 		}
 		if p.NextPageID == nil {

@@ -2,9 +2,9 @@ package conversation
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/oh-bridge/oh-bridge/agentserver"
+	"github.com/oh-bridge/oh-bridge/ohevents"
 	"github.com/oh-bridge/oh-bridge/ohtools"
 	"github.com/oh-bridge/oh-bridge/session"
 )
@@ -13,28 +13,22 @@ import (
 // mode waits to run (its ActionEvent). A call of the bridge's own tools is
 // described as the call will be, and once allowed here it does not ask
 // again when it arrives.
-func confirm(ctx context.Context, sess *session.Session, event json.RawMessage) (agentserver.Decision, error) {
-	var a struct {
-		ID         string `json:"id"`
-		ToolName   string `json:"tool_name"`
-		ToolCallID string `json:"tool_call_id"`
-		Action     struct {
-			Kind string          `json:"kind"`
-			Data json.RawMessage `json:"data"`
-		} `json:"action"`
+func confirm(ctx context.Context, sess *session.Session, a *ohevents.ActionEvent) (agentserver.Decision, error) {
+	var action ohevents.Action
+	if a.Action != nil {
+		action = *a.Action
 	}
-	json.Unmarshal(event, &a)
-	req := session.PermissionRequest{ToolCallID: a.ToolCallID, Title: a.ToolName, Kind: "other", RawInput: a.Action.Data, Agent: "OpenHands"}
+	req := session.PermissionRequest{ToolCallID: a.ToolCallID, Title: a.ToolName, Kind: "other", RawInput: action.Data, Agent: "OpenHands"}
 	if req.ToolCallID == "" {
 		req.ToolCallID = a.ID
 	}
 	var call *ohtools.Call
-	if a.Action.Kind == "MCPToolAction" {
-		if c, err := ohtools.Parse(a.ToolName, a.Action.Data); err == nil {
+	if action.Kind == "MCPToolAction" {
+		if c, err := ohtools.Parse(a.ToolName, action.Data); err == nil {
 			call, req.Title, req.Kind = c, c.Action.Title, c.Action.Kind
 		}
-	} else if len(a.Action.Kind) > 0 {
-		req.Title, req.Kind, req.RawInput = a.ToolName, "think", event
+	} else if len(action.Kind) > 0 {
+		req.Title, req.Kind, req.RawInput = a.ToolName, "think", a.Raw()
 	}
 	allowed, err := sess.Permit(ctx, req)
 	if err != nil {
@@ -44,7 +38,7 @@ func confirm(ctx context.Context, sess *session.Session, event json.RawMessage) 
 		return agentserver.Decision{Reason: "User rejected the action."}, nil
 	}
 	if call != nil {
-		sess.PreApprove(a.ToolName, a.Action.Data)
+		sess.PreApprove(a.ToolName, action.Data)
 	}
 	return agentserver.Decision{Accept: true}, nil
 }

@@ -2,11 +2,11 @@ package conversation
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/oh-bridge/oh-bridge/agentserver"
+	"github.com/oh-bridge/oh-bridge/ohevents"
 )
 
 // Continuing a conversation in a new one: when a conversation's tools
@@ -23,23 +23,6 @@ const historyLimit = 30000
 // historyEvents bounds the events read (a page is 100).
 const historyEvents = 5000
 
-// historyEvent is what the history reads of an event.
-type historyEvent struct {
-	Kind       string          `json:"kind"`
-	Source     string          `json:"source"`
-	ToolName   string          `json:"tool_name"`
-	Action     json.RawMessage `json:"action"`
-	LLMMessage *struct {
-		Content json.RawMessage `json:"content"`
-	} `json:"llm_message"`
-	Observation *struct {
-		Content []struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-		} `json:"content"`
-	} `json:"observation"`
-}
-
 // History is the text of a conversation's history, for a new conversation
 // that continues it: a line or a block an event, the oldest first, cut
 // from the front to historyLimit characters.
@@ -51,13 +34,9 @@ func History(ctx context.Context, c *agentserver.Client, id string) (string, err
 		if err != nil {
 			return "", err
 		}
-		for _, raw := range p.Items {
+		for _, e := range p.Items {
 			read++
-			var e historyEvent
-			if json.Unmarshal(raw, &e) != nil {
-				continue
-			}
-			if l := e.line(); l != "" {
+			if l := historyLine(e); l != "" {
 				lines = append(lines, l)
 			}
 		}
@@ -73,9 +52,10 @@ func History(ctx context.Context, c *agentserver.Client, id string) (string, err
 	return text, nil
 }
 
-func (e *historyEvent) line() string {
-	switch e.Kind {
-	case "MessageEvent":
+// historyLine is an event's line or block of the history, or "".
+func historyLine(ev ohevents.Event) string {
+	switch e := ev.(type) {
+	case *ohevents.MessageEvent:
 		if e.LLMMessage == nil {
 			return ""
 		}
@@ -88,13 +68,16 @@ func (e *historyEvent) line() string {
 			who = "User"
 		}
 		return who + ": " + body
-	case "ActionEvent":
-		args := strings.TrimSpace(string(e.Action))
+	case *ohevents.ActionEvent:
+		args := "null" // an action the model's call could not be made
+		if e.Action != nil {
+			args = strings.TrimSpace(string(e.Action.Raw()))
+		}
 		if r := []rune(args); len(r) > 2000 {
 			args = string(r[:2000]) + "…"
 		}
 		return fmt.Sprintf("Agent called %s: %s", e.ToolName, args)
-	case "ObservationEvent":
+	case *ohevents.ObservationEvent:
 		if e.Observation == nil {
 			return ""
 		}
@@ -113,16 +96,7 @@ func (e *historyEvent) line() string {
 	return ""
 }
 
-func messageText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var items []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	json.Unmarshal(raw, &items)
+func messageText(items ohevents.Texts) string {
 	var parts []string
 	for _, it := range items {
 		if it.Text != "" && (it.Type == "" || it.Type == "text") {

@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"github.com/oh-bridge/oh-bridge/agentserver"
+	"github.com/oh-bridge/oh-bridge/ohevents"
 	"github.com/oh-bridge/oh-bridge/session"
 	"github.com/oh-bridge/oh-bridge/updates"
 )
@@ -98,7 +99,7 @@ type Options struct {
 	TerminalOutput bool
 	// OnEvent receives every agent-server event once, in order, before the
 	// tracker reads it; OnStatus every status change.
-	OnEvent  func(json.RawMessage)
+	OnEvent  func(ohevents.Event)
 	OnStatus func(agentserver.Status)
 	// Tracking, when set, gets the link as soon as it follows the
 	// session's calls, before the conversation opens: a new conversation's
@@ -199,10 +200,10 @@ func Open(ctx context.Context, o Options) (*Link, error) {
 			log.Info("serving the tools where the attached conversation's agent reaches them", "component", "conversation", "conversation", conv.ID, "url", ep.URL)
 			return nil
 		},
-		Confirm: func(ctx context.Context, event json.RawMessage) (agentserver.Decision, error) {
+		Confirm: func(ctx context.Context, event *ohevents.ActionEvent) (agentserver.Decision, error) {
 			return confirm(ctx, o.Session, event)
 		},
-		OnEvent: func(ev json.RawMessage) {
+		OnEvent: func(ev ohevents.Event) {
 			if o.OnEvent != nil {
 				o.OnEvent(ev)
 			}

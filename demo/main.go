@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/oh-bridge/oh-bridge/internal/realserver"
+	"github.com/oh-bridge/oh-bridge/ohevents"
 	"github.com/oh-bridge/oh-bridge/rpc/rpctest"
 )
 
@@ -137,7 +138,7 @@ func (d *demo) startBridge(bin string) error {
 
 // printEvents shows the conversation as the editor receives it, until
 // done is closed or last says an event was the last.
-func (d *demo) printEvents(done <-chan struct{}, describe func(map[string]any) string, last func(map[string]any) bool) {
+func (d *demo) printEvents(done <-chan struct{}, describe func(ohevents.Event) string, last func(ohevents.Event) bool) {
 	for {
 		m, err := d.client.AwaitNotification(d.ctx, "openhands/did_receive_event", nil)
 		if err != nil {
@@ -148,10 +149,14 @@ func (d *demo) printEvents(done <-chan struct{}, describe func(map[string]any) s
 			return
 		default:
 		}
-		var p struct{ Event map[string]any }
+		var p struct{ Event json.RawMessage }
 		json.Unmarshal(m.Params, &p)
-		fmt.Fprint(d.out, describe(p.Event))
-		if last != nil && last(p.Event) {
+		ev, err := ohevents.Decode(p.Event)
+		if err != nil {
+			continue
+		}
+		fmt.Fprint(d.out, describe(ev))
+		if last != nil && last(ev) {
 			return
 		}
 	}

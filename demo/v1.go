@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/oh-bridge/oh-bridge/agentserver/agentservertest"
+	"github.com/oh-bridge/oh-bridge/ohevents"
 )
 
 // summaryV1 is how a V1 session ended (openhands/status).
@@ -78,8 +79,9 @@ func (d *demo) play(bin, serverURL, key string, llm map[string]any, broken <-cha
 	printed := make(chan struct{})
 	go func() {
 		defer close(printed)
-		d.printEvents(nil, describeV1, func(e map[string]any) bool {
-			return e["kind"] == "ObservationEvent" && e["tool_name"] == "finish"
+		d.printEvents(nil, describeV1, func(ev ohevents.Event) bool {
+			o, ok := ev.(*ohevents.ObservationEvent)
+			return ok && o.ToolName == "finish"
 		})
 	}()
 	fmt.Fprintf(out, "== the bridge dials %s on demand (openhands/connect) and serves its tools over MCP\n\n", serverURL)
@@ -113,58 +115,60 @@ func (d *demo) play(bin, serverURL, key string, llm map[string]any, broken <-cha
 }
 
 // describeV1 renders a V1 event in a line or a few.
-func describeV1(e map[string]any) string {
-	str := func(m map[string]any, k string) string { s, _ := m[k].(string); return s }
-	obj := func(m map[string]any, k string) map[string]any { o, _ := m[k].(map[string]any); return o }
-	texts := func(v any) string {
+func describeV1(ev ohevents.Event) string {
+	texts := func(items []ohevents.TextContent) string {
 		var parts []string
-		list, _ := v.([]any)
-		for _, c := range list {
-			if m, ok := c.(map[string]any); ok {
-				parts = append(parts, str(m, "text"))
-			}
+		for _, c := range items {
+			parts = append(parts, c.Text)
 		}
 		return strings.Join(parts, "\n")
 	}
-	switch e["kind"] {
-	case "MessageEvent":
+	switch e := ev.(type) {
+	case *ohevents.MessageEvent:
 		who := "agent "
-		if e["source"] == "user" {
+		if e.Source == "user" {
 			who = "user  "
 		}
-		return fmt.Sprintf("%s ▸ %s\n", who, texts(obj(e, "llm_message")["content"]))
-	case "SystemPromptEvent":
+		var content ohevents.Texts
+		if e.LLMMessage != nil {
+			content = e.LLMMessage.Content
+		}
+		return fmt.Sprintf("%s ▸ %s\n", who, texts(content))
+	case *ohevents.SystemPromptEvent:
 		var names []string
-		tools, _ := e["tools"].([]any)
-		for _, t := range tools {
-			m, _ := t.(map[string]any)
-			names = append(names, str(m, "title"))
+		for _, t := range e.Tools {
+			names = append(names, t.Title)
 		}
 		return fmt.Sprintf("agent  ▸ starts with the tools %s\n", strings.Join(names, ", "))
-	case "ActionEvent":
-		data := obj(obj(e, "action"), "data")
-		switch tool := str(e, "tool_name"); tool {
-		case "terminal":
-			return fmt.Sprintf("agent  ▸ terminal: %s\n", str(data, "command"))
-		case "file_editor":
-			return fmt.Sprintf("agent  ▸ file_editor %s %s\n", str(data, "command"), str(data, "path"))
-		case "finish":
-			return fmt.Sprintf("agent  ▸ finish: %s\n", str(obj(e, "action"), "message"))
-		default:
-			return fmt.Sprintf("agent  ▸ %s\n", tool)
+	case *ohevents.ActionEvent:
+		// The call's arguments, as the tools the demo shows take them.
+		var args struct{ Command, Path string }
+		var message string
+		if e.Action != nil {
+			json.Unmarshal(e.Action.Data, &args)
+			message = e.Action.Message
 		}
-	case "ObservationEvent":
-		o := obj(e, "observation")
-		if str(o, "kind") != "MCPToolObservation" {
+		switch e.ToolName {
+		case "terminal":
+			return fmt.Sprintf("agent  ▸ terminal: %s\n", args.Command)
+		case "file_editor":
+			return fmt.Sprintf("agent  ▸ file_editor %s %s\n", args.Command, args.Path)
+		case "finish":
+			return fmt.Sprintf("agent  ▸ finish: %s\n", message)
+		default:
+			return fmt.Sprintf("agent  ▸ %s\n", e.ToolName)
+		}
+	case *ohevents.ObservationEvent:
+		if e.Observation == nil || e.Observation.Kind != "MCPToolObservation" {
 			return ""
 		}
-		text := texts(o["content"])
+		text := texts(e.Observation.Content)
 		// The first block is the SDK's "[Tool 'x' executed.]".
 		_, text, _ = strings.Cut(text, "\n")
-		return fmt.Sprintf("bridge ◂ %s\n%s", str(e, "tool_name"), indent(text))
-	case "ConversationStateUpdateEvent":
-		if e["key"] == "execution_status" {
-			return fmt.Sprintf("         (%v)\n", e["value"])
+		return fmt.Sprintf("bridge ◂ %s\n%s", e.ToolName, indent(text))
+	case *ohevents.ConversationStateUpdateEvent:
+		if e.Key == "execution_status" {
+			return fmt.Sprintf("         (%s)\n", e.ExecutionStatus())
 		}
 	}
 	return ""

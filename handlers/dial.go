@@ -12,6 +12,7 @@ import (
 	"github.com/oh-bridge/oh-bridge/agentserver"
 	"github.com/oh-bridge/oh-bridge/conversation"
 	"github.com/oh-bridge/oh-bridge/localserver"
+	"github.com/oh-bridge/oh-bridge/ohevents"
 	"github.com/oh-bridge/oh-bridge/rpc"
 	"github.com/oh-bridge/oh-bridge/updates"
 )
@@ -147,8 +148,9 @@ func (h *Handlers) connect(ctx context.Context, p *connectParams) (*connectResul
 			h.notify(context.Background(), "openhands/did_update_conversation",
 				&didUpdateConversationParams{ConversationID: convID.Load().(string), Update: u})
 		},
-		OnEvent: func(ev json.RawMessage) {
-			h.notify(context.Background(), "openhands/did_receive_event", &didReceiveEventParams{Event: ev})
+		OnEvent: func(ev ohevents.Event) {
+			// Passed on as the server sent it, whatever its kind.
+			h.notify(context.Background(), "openhands/did_receive_event", &didReceiveEventParams{Event: ev.Raw()})
 		},
 		OnStatus: func(st agentserver.Status) {
 			convID.Store(st.ConversationID)

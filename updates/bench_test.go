@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/oh-bridge/oh-bridge/ohevents"
 	"github.com/oh-bridge/oh-bridge/updates"
 )
 
@@ -30,7 +31,8 @@ func BenchmarkTrackerEvents(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			for _, e := range events {
-				tr.Event(e)
+				ev, _ := ohevents.Decode(e)
+				tr.Event(ev)
 			}
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(events)), "ns/event")

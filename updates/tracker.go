@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/oh-bridge/oh-bridge/ohevents"
 	"github.com/oh-bridge/oh-bridge/ohtools"
 	"github.com/oh-bridge/oh-bridge/session"
 )
@@ -173,55 +174,20 @@ func Title(tool string, args json.RawMessage, fallback string) string {
 	return fallback
 }
 
-// event is the part of an agent-server event the tracker reads.
-type event struct {
-	ID         string          `json:"id"`
-	Kind       string          `json:"kind"`
-	Source     string          `json:"source"`
-	ToolName   string          `json:"tool_name"`
-	ToolCallID string          `json:"tool_call_id"`
-	ActionID   string          `json:"action_id"`
-	Thought    []textItem      `json:"thought"`
-	Reasoning  string          `json:"reasoning_content"`
-	Summary    string          `json:"summary"`
-	Action     json.RawMessage `json:"action"`
-	LLMMessage *struct {
-		Content   json.RawMessage `json:"content"`
-		Reasoning string          `json:"reasoning_content"`
-	} `json:"llm_message"`
-	Observation *struct {
-		Content []textItem `json:"content"`
-		IsError bool       `json:"is_error"`
-	} `json:"observation"`
-	Error           string `json:"error"`
-	RejectionReason string `json:"rejection_reason"`
-	Code            string `json:"code"`
-	Detail          string `json:"detail"`
-}
-
-type textItem struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
-}
-
 // Event takes one agent-server event, in the order the server sent them.
-func (t *Tracker) Event(raw json.RawMessage) {
-	var e event
-	if json.Unmarshal(raw, &e) != nil {
-		return
-	}
+func (t *Tracker) Event(ev ohevents.Event) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	switch e.Kind {
-	case "MessageEvent":
-		t.message(&e)
-	case "ActionEvent":
-		t.action(&e)
-	case "ObservationEvent":
-		t.observation(&e)
-	case "UserRejectObservation":
+	switch e := ev.(type) {
+	case *ohevents.MessageEvent:
+		t.message(e)
+	case *ohevents.ActionEvent:
+		t.action(e)
+	case *ohevents.ObservationEvent:
+		t.observation(e)
+	case *ohevents.UserRejectObservation:
 		t.fail(e.ToolCallID, "Rejected: "+e.RejectionReason)
-	case "AgentErrorEvent":
+	case *ohevents.AgentErrorEvent:
 		if _, ok := t.calls[e.ToolCallID]; ok {
 			t.fail(e.ToolCallID, e.Error)
 		} else if !t.dropped[e.ToolCallID] {
@@ -229,7 +195,7 @@ func (t *Tracker) Event(raw json.RawMessage) {
 			// call interrupted before completion") is not shown at all.
 			t.emit(&Chunk{SessionUpdate: "agent_message_chunk", Content: text(e.Error), Meta: meta(e.ID, "error")})
 		}
-	case "ConversationErrorEvent":
+	case *ohevents.ConversationErrorEvent:
 		msg := e.Detail
 		if e.Code != "" {
 			msg = e.Code + ": " + e.Detail
@@ -248,18 +214,18 @@ func meta(id, kind string) *Meta {
 	return &Meta{OhBridge: MetaFields{MessageID: id, Kind: kind}}
 }
 
-func (t *Tracker) message(e *event) {
+func (t *Tracker) message(e *ohevents.MessageEvent) {
 	if e.LLMMessage == nil {
 		return
 	}
-	body := contentText(e.LLMMessage.Content)
+	body := joinText(e.LLMMessage.Content)
 	if e.Source == "user" {
 		if body != "" {
 			t.emit(&Chunk{SessionUpdate: "user_message_chunk", Content: text(body), Meta: meta(e.ID, "")})
 		}
 		return
 	}
-	if r := e.LLMMessage.Reasoning; r != "" {
+	if r := ohevents.OrEmpty(e.LLMMessage.ReasoningContent); r != "" {
 		t.emit(&Chunk{SessionUpdate: "agent_thought_chunk", Content: text(r), Meta: meta(e.ID+"#thought", "")})
 	}
 	if body != "" {
@@ -267,18 +233,8 @@ func (t *Tracker) message(e *event) {
 	}
 }
 
-// contentText joins a message's text items; content may also be a string.
-func contentText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var items []textItem
-	json.Unmarshal(raw, &items)
-	return joinText(items)
-}
-
-func joinText(items []textItem) string {
+// joinText joins the text blocks of a message or an observation.
+func joinText(items []ohevents.TextContent) string {
 	var parts []string
 	for _, it := range items {
 		if it.Text != "" && (it.Type == "" || it.Type == "text") {
@@ -288,7 +244,7 @@ func joinText(items []textItem) string {
 	return strings.Join(parts, "\n")
 }
 
-func (t *Tracker) action(e *event) {
+func (t *Tracker) action(e *ohevents.ActionEvent) {
 	if t.dropNew && e.ToolName != "finish" && e.ToolName != "think" {
 		// Never added to calls: its observation finds no card.
 		if e.ToolCallID != "" {
@@ -297,19 +253,16 @@ func (t *Tracker) action(e *event) {
 		return
 	}
 	thought := joinText(e.Thought)
-	if e.Reasoning != "" {
-		thought = strings.TrimSpace(e.Reasoning + "\n" + thought)
+	if r := ohevents.OrEmpty(e.ReasoningContent); r != "" {
+		thought = strings.TrimSpace(r + "\n" + thought)
 	}
 	if thought != "" {
 		t.emit(&Chunk{SessionUpdate: "agent_thought_chunk", Content: text(thought), Meta: meta(e.ID+"#thought", "")})
 	}
-	var a struct {
-		Kind    string          `json:"kind"`
-		Data    json.RawMessage `json:"data"`
-		Message string          `json:"message"`
-		Thought string          `json:"thought"`
+	var a ohevents.Action
+	if e.Action != nil {
+		a = *e.Action
 	}
-	json.Unmarshal(e.Action, &a)
 	switch e.ToolName {
 	case "finish":
 		if a.Message != "" {
@@ -325,16 +278,13 @@ func (t *Tracker) action(e *event) {
 	if e.ToolCallID == "" {
 		return
 	}
-	args := a.Data
-	if a.Kind != "MCPToolAction" {
-		args = e.Action
-	}
+	args := e.Action.Arguments()
 	c := &call{id: e.ToolCallID, tool: e.ToolName, args: args, key: callKey(e.ToolName, args)}
 	u := &ToolCall{SessionUpdate: "tool_call", ToolCallID: c.id, Kind: "other", Status: "pending",
 		RawInput: nonEmpty(args), Meta: &Meta{OhBridge: MetaFields{Tool: e.ToolName}}}
 	fallback := e.ToolName
-	if e.Summary != "" {
-		fallback = e.Summary
+	if s := ohevents.OrEmpty(e.Summary); s != "" {
+		fallback = s
 	}
 	// The arguments are parsed once: kind, title and card all come from
 	// the tool's declaration.
@@ -384,7 +334,7 @@ var exitCodeRE = regexp.MustCompile(`\[The command completed with exit code (-?\
 
 // observation completes a call with what the agent saw, and what the
 // session saw when the call ran here.
-func (t *Tracker) observation(e *event) {
+func (t *Tracker) observation(e *ohevents.ObservationEvent) {
 	c := t.calls[e.ToolCallID]
 	if c == nil || e.Observation == nil {
 		return
@@ -458,7 +408,7 @@ func (t *Tracker) observation(e *event) {
 }
 
 // observationText drops the SDK's "[Tool 'x' executed.]" first block.
-func observationText(items []textItem) string {
+func observationText(items []ohevents.TextContent) string {
 	if len(items) > 0 && strings.HasPrefix(items[0].Text, "[Tool '") && strings.HasSuffix(items[0].Text, "' executed.]") {
 		items = items[1:]
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/oh-bridge/oh-bridge/internal/ohtest"
+	"github.com/oh-bridge/oh-bridge/ohevents"
 	"github.com/oh-bridge/oh-bridge/ohtools"
 	"github.com/oh-bridge/oh-bridge/session"
 	"github.com/oh-bridge/oh-bridge/updates"
@@ -64,13 +65,17 @@ func contentText(c map[string]any) string {
 	return b.String()
 }
 
-func event(t *testing.T, v map[string]any) json.RawMessage {
+func event(t *testing.T, v map[string]any) ohevents.Event {
 	t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return b
+	e, err := ohevents.Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
 }
 
 func text(s string) []map[string]any { return []map[string]any{{"type": "text", "text": s}} }

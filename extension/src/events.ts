@@ -2,17 +2,22 @@
 // for the "OpenHands Conversation" output channel: what the agent says and
 // does, and what the bridge answered. Commands and edits themselves show
 // in the agent's terminal and the buffers.
+//
+// The events' shapes are the bridge's (package ohevents), generated into
+// protocol.gen.ts; an event of a kind they do not name (a later server's)
+// gets no line. The server may leave a field out or send it as null, so
+// each is read with a fallback.
 
-import type { FileEditorArgs, TerminalArgs } from './protocol.gen';
+import { agentServerEventKinds, type AgentServerEvent, type FileEditorArgs, type TerminalArgs, type TextContent } from './protocol.gen';
 import { cardKindOf } from './transcript';
 
-type Json = Record<string, unknown>;
-
-const obj = (v: unknown): Json => (v !== null && typeof v === 'object' ? Object.fromEntries(Object.entries(v)) : {});
+const obj = (v: unknown): Record<string, unknown> => (v !== null && typeof v === 'object' ? Object.fromEntries(Object.entries(v)) : {});
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
-function texts(content: unknown): string {
-  return Array.isArray(content) ? content.map((c) => str(obj(c).text)).join('\n') : '';
+function texts(content: readonly TextContent[] | null | undefined): string {
+  // A string where the list should be (another producer's message) has no blocks.
+  if (content === null || content === undefined || typeof content !== 'object') return '';
+  return content.map((c) => str(c.text)).join('\n');
 }
 
 function clip(s: string, lines: number): string {
@@ -22,17 +27,29 @@ function clip(s: string, lines: number): string {
 
 const indent = (s: string): string => s.split('\n').map((l) => `    ${l}`).join('\n');
 
+const kinds: ReadonlySet<string> = new Set(agentServerEventKinds);
+
+/** The event as one of the kinds the bridge reads, or undefined for another kind or no event. */
+export function agentServerEvent(event: unknown): AgentServerEvent | undefined {
+  if (event === null || typeof event !== 'object' || !('kind' in event) || typeof event.kind !== 'string' || !kinds.has(event.kind)) {
+    return undefined;
+  }
+  // The kind is one of the union's, which the bridge decoded as that type.
+  return event as AgentServerEvent;
+}
+
 /** The line for an event of openhands/did_receive_event, or undefined for one not worth a line. */
 export function describeEvent(event: unknown): string | undefined {
-  const e = obj(event);
+  const e = agentServerEvent(event);
+  if (e === undefined) return undefined;
   switch (e.kind) {
     case 'MessageEvent': {
       const who = e.source === 'user' ? 'You' : 'Agent';
-      return `${who}: ${texts(obj(e.llm_message).content)}`;
+      return `${who}: ${texts(e.llm_message?.content)}`;
     }
     case 'ActionEvent': {
-      const action = obj(e.action);
-      const data = obj(action.data);
+      // The tool's arguments are the tool's own: read as the tool declares them.
+      const data = obj(e.action?.data);
       const thought = texts(e.thought);
       const head = thought === '' ? '' : `Agent thinks: ${clip(thought, 3)}\n`;
       // The bridge's tools by how they are shown (their declarations'
@@ -52,16 +69,16 @@ export function describeEvent(event: unknown): string | undefined {
       }
       switch (e.tool_name) {
         case 'finish':
-          return `${head}Agent finished: ${str(action.message)}`;
+          return `${head}Agent finished: ${str(e.action?.message)}`;
         case 'think':
-          return `Agent thinks: ${clip(str(action.thought), 5)}`;
+          return `Agent thinks: ${clip(str(e.action?.thought), 5)}`;
         default:
           return `${head}Agent calls ${str(e.tool_name)}`;
       }
     }
     case 'ObservationEvent': {
-      const o = obj(e.observation);
-      if (o.kind !== 'MCPToolObservation') return undefined;
+      const o = e.observation;
+      if (o?.kind !== 'MCPToolObservation') return undefined;
       // The first block is the SDK's "[Tool 'x' executed.]".
       const body = texts(o.content).split('\n').slice(1).join('\n');
       return `${o.is_error === true ? 'Failed' : 'Result'} (${str(e.tool_name)}):\n${indent(clip(body, 12))}`;

@@ -96,6 +96,155 @@ export const toolCards: { readonly [T in ToolName]: CardKind } = {
 /** The tools served only when asked for (--extra-tools): the default ones are OpenHands' own. */
 export const extraTools: readonly ToolName[] = ['open_file'];
 
+/**
+ * An agent-server event of a kind the bridge reads (ohevents.Kinds), as the
+ * server sends it in openhands/did_receive_event. Another kind may come
+ * (a later server's): agentServerEventKinds tells them apart.
+ */
+export type AgentServerEvent =
+  | (ACPToolCallEvent & { kind: 'ACPToolCallEvent' })
+  | (ActionEvent & { kind: 'ActionEvent' })
+  | (AgentErrorEvent & { kind: 'AgentErrorEvent' })
+  | (Condensation & { kind: 'Condensation' })
+  | (CondensationRequest & { kind: 'CondensationRequest' })
+  | (CondensationSummaryEvent & { kind: 'CondensationSummaryEvent' })
+  | (ConversationErrorEvent & { kind: 'ConversationErrorEvent' })
+  | (ConversationStateUpdateEvent & { kind: 'ConversationStateUpdateEvent' })
+  | (HookExecutionEvent & { kind: 'HookExecutionEvent' })
+  | (InterruptEvent & { kind: 'InterruptEvent' })
+  | (LLMCompletionLogEvent & { kind: 'LLMCompletionLogEvent' })
+  | (MessageEvent & { kind: 'MessageEvent' })
+  | (ObservationEvent & { kind: 'ObservationEvent' })
+  | (PauseEvent & { kind: 'PauseEvent' })
+  | (SecurityAnalysisEvent & { kind: 'SecurityAnalysisEvent' })
+  | (ServerErrorEvent & { kind: 'ServerErrorEvent' })
+  | (StreamingDeltaEvent & { kind: 'StreamingDeltaEvent' })
+  | (SystemPromptEvent & { kind: 'SystemPromptEvent' })
+  | (TokenEvent & { kind: 'TokenEvent' })
+  | (UserRejectObservation & { kind: 'UserRejectObservation' })
+  ;
+
+/** The kinds of AgentServerEvent. */
+export const agentServerEventKinds: readonly AgentServerEvent['kind'][] = [
+  'ACPToolCallEvent',
+  'ActionEvent',
+  'AgentErrorEvent',
+  'Condensation',
+  'CondensationRequest',
+  'CondensationSummaryEvent',
+  'ConversationErrorEvent',
+  'ConversationStateUpdateEvent',
+  'HookExecutionEvent',
+  'InterruptEvent',
+  'LLMCompletionLogEvent',
+  'MessageEvent',
+  'ObservationEvent',
+  'PauseEvent',
+  'SecurityAnalysisEvent',
+  'ServerErrorEvent',
+  'StreamingDeltaEvent',
+  'SystemPromptEvent',
+  'TokenEvent',
+  'UserRejectObservation',
+];
+
+/** ACPToolCallEvent is a tool call of an ACP agent the SDK drives. */
+export interface ACPToolCallEvent {
+  /** Kind is the event's class name: "ActionEvent", "MessageEvent", ... */
+  kind: string;
+  id: string;
+  timestamp: string;
+  /** Source is "agent", "user", "environment" or "hook". */
+  source: string;
+  /**
+   * ParentID is the event's parent in the conversation's tree (null for
+   * the root and for events from before the tree).
+   */
+  parent_id: string | null;
+  tool_call_id: string;
+  title: string;
+  status: string | null;
+  tool_kind: string | null;
+  raw_input: unknown;
+  raw_output: unknown;
+  content: unknown;
+  is_error: boolean;
+}
+
+/**
+ * Action is an ActionEvent's action: MCPToolAction for a tool of an MCP
+ * server (the bridge's), whose Data is the call's arguments, or one of
+ * the agent's own tools' (FinishAction, ThinkAction, ...), whose fields
+ * are the arguments.
+ */
+export interface Action {
+  kind: string;
+  /** Data is an MCPToolAction's arguments. */
+  data?: unknown;
+  /** Message is a FinishAction's. */
+  message?: string;
+  /** Thought is a ThinkAction's. */
+  thought?: string;
+}
+
+/** ActionEvent is the agent calling a tool. */
+export interface ActionEvent {
+  /** Kind is the event's class name: "ActionEvent", "MessageEvent", ... */
+  kind: string;
+  id: string;
+  timestamp: string;
+  /** Source is "agent", "user", "environment" or "hook". */
+  source: string;
+  /**
+   * ParentID is the event's parent in the conversation's tree (null for
+   * the root and for events from before the tree).
+   */
+  parent_id: string | null;
+  /** Thought is the text the model wrote with the call. */
+  thought: TextContent[] | null;
+  reasoning_content: string | null;
+  thinking_blocks: unknown;
+  responses_reasoning_item: unknown;
+  /**
+   * Action is the call's arguments as the tool's action (null when the
+   * model's call could not be made one).
+   */
+  action: Action | null;
+  tool_name: string;
+  tool_call_id: string;
+  /** ToolCall is the model's tool call as it made it. */
+  tool_call: unknown;
+  llm_response_id: string;
+  /** "UNKNOWN", "LOW", "MEDIUM", "HIGH" */
+  security_risk: string;
+  critic_result: unknown;
+  /** Summary is the model's few words on what the call does. */
+  summary: string | null;
+}
+
+/**
+ * AgentErrorEvent is an error of the agent's scaffold about a tool call
+ * (a tool that failed to run, a call interrupted): it has no action_id,
+ * and its ToolCallID ties it to its ActionEvent.
+ */
+export interface AgentErrorEvent {
+  /** Kind is the event's class name: "ActionEvent", "MessageEvent", ... */
+  kind: string;
+  id: string;
+  timestamp: string;
+  /** Source is "agent", "user", "environment" or "hook". */
+  source: string;
+  /**
+   * ParentID is the event's parent in the conversation's tree (null for
+   * the root and for events from before the tree).
+   */
+  parent_id: string | null;
+  tool_name: string;
+  tool_call_id: string;
+  error: string;
+  classification: unknown;
+}
+
 /** agentInfo is an agent using the session's tools, oldest first. */
 export interface AgentInfo {
   id: string;
@@ -130,6 +279,59 @@ export interface Chunk {
   sessionUpdate: 'agent_message_chunk' | 'agent_thought_chunk' | 'user_message_chunk';
   content: ContentBlock;
   _meta?: Meta;
+}
+
+/**
+ * Condensation is the conversation's history condensed: the events the
+ * model no longer sees, and their summary.
+ */
+export interface Condensation {
+  /** Kind is the event's class name: "ActionEvent", "MessageEvent", ... */
+  kind: string;
+  id: string;
+  timestamp: string;
+  /** Source is "agent", "user", "environment" or "hook". */
+  source: string;
+  /**
+   * ParentID is the event's parent in the conversation's tree (null for
+   * the root and for events from before the tree).
+   */
+  parent_id: string | null;
+  forgotten_event_ids: string[] | null;
+  summary: string | null;
+  summary_offset: number | null;
+  llm_response_id: string;
+}
+
+/** CondensationRequest asks for the history to be condensed. */
+export interface CondensationRequest {
+  /** Kind is the event's class name: "ActionEvent", "MessageEvent", ... */
+  kind: string;
+  id: string;
+  timestamp: string;
+  /** Source is "agent", "user", "environment" or "hook". */
+  source: string;
+  /**
+   * ParentID is the event's parent in the conversation's tree (null for
+   * the root and for events from before the tree).
+   */
+  parent_id: string | null;
+}
+
+/** CondensationSummaryEvent is a condensation's summary as the model sees it. */
+export interface CondensationSummaryEvent {
+  /** Kind is the event's class name: "ActionEvent", "MessageEvent", ... */
+  kind: string;
+  id: string;
+  timestamp: string;
+  /** Source is "agent", "user", "environment" or "hook". */
+  source: string;
+  /**
+   * ParentID is the event's parent in the conversation's tree (null for
+   * the root and for events from before the tree).
+   */
+  parent_id: string | null;
+  summary: string;
 }
 
 export interface ConnectParams {
@@ -171,6 +373,47 @@ export interface ContentBlock {
 export interface ContentChange {
   range?: TextRange | null;
   text?: string;
+}
+
+/**
+ * ConversationErrorEvent is a failure of the conversation as a whole (its
+ * run stopped).
+ */
+export interface ConversationErrorEvent {
+  /** Kind is the event's class name: "ActionEvent", "MessageEvent", ... */
+  kind: string;
+  id: string;
+  timestamp: string;
+  /** Source is "agent", "user", "environment" or "hook". */
+  source: string;
+  /**
+   * ParentID is the event's parent in the conversation's tree (null for
+   * the root and for events from before the tree).
+   */
+  parent_id: string | null;
+  code: string;
+  detail: string;
+  classification: unknown;
+}
+
+/**
+ * ConversationStateUpdateEvent reports the conversation's state: one key
+ * and its value, or the whole state (key "full_state").
+ */
+export interface ConversationStateUpdateEvent {
+  /** Kind is the event's class name: "ActionEvent", "MessageEvent", ... */
+  kind: string;
+  id: string;
+  timestamp: string;
+  /** Source is "agent", "user", "environment" or "hook". */
+  source: string;
+  /**
+   * ParentID is the event's parent in the conversation's tree (null for
+   * the root and for events from before the tree).
+   */
+  parent_id: string | null;
+  key: string;
+  value: unknown;
 }
 
 /**
@@ -352,6 +595,35 @@ export interface FoundServer {
   description: string;
 }
 
+/** HookExecutionEvent is a hook the agent ran. */
+export interface HookExecutionEvent {
+  /** Kind is the event's class name: "ActionEvent", "MessageEvent", ... */
+  kind: string;
+  id: string;
+  timestamp: string;
+  /** Source is "agent", "user", "environment" or "hook". */
+  source: string;
+  /**
+   * ParentID is the event's parent in the conversation's tree (null for
+   * the root and for events from before the tree).
+   */
+  parent_id: string | null;
+  hook_event_type: string;
+  hook_command: string;
+  tool_name: string | null;
+  success: boolean;
+  blocked: boolean;
+  exit_code: number;
+  stdout: string;
+  stderr: string;
+  reason: string | null;
+  additional_context: string | null;
+  error: string | null;
+  action_id: string | null;
+  message_id: string | null;
+  hook_input: unknown;
+}
+
 export interface InfoResult {
   version: string;
   roots: string[] | null;
@@ -395,6 +667,40 @@ export interface InitializeResult {
   capabilities: Record<string, unknown> | null;
   serverInfo: ServerInfo;
   protocolVersion: number;
+}
+
+/** InterruptEvent: the user interrupted the agent's LLM call. */
+export interface InterruptEvent {
+  /** Kind is the event's class name: "ActionEvent", "MessageEvent", ... */
+  kind: string;
+  id: string;
+  timestamp: string;
+  /** Source is "agent", "user", "environment" or "hook". */
+  source: string;
+  /**
+   * ParentID is the event's parent in the conversation's tree (null for
+   * the root and for events from before the tree).
+   */
+  parent_id: string | null;
+}
+
+/** LLMCompletionLogEvent carries a model call's log. */
+export interface LLMCompletionLogEvent {
+  /** Kind is the event's class name: "ActionEvent", "MessageEvent", ... */
+  kind: string;
+  id: string;
+  timestamp: string;
+  /** Source is "agent", "user", "environment" or "hook". */
+  source: string;
+  /**
+   * ParentID is the event's parent in the conversation's tree (null for
+   * the root and for events from before the tree).
+   */
+  parent_id: string | null;
+  filename: string;
+  log_data: string;
+  model_name: string;
+  usage_id: string;
 }
 
 export interface ListConversationsParams {
@@ -459,6 +765,35 @@ export interface McpStatusResult {
   agents: AgentInfo[] | null;
 }
 
+/** Message is a MessageEvent's message as the model sees it. */
+export interface Message {
+  /** "user", "system", "assistant", "tool" */
+  role: string;
+  content: Texts | null;
+  reasoning_content: string | null;
+}
+
+/** MessageEvent is a message of the user or the agent. */
+export interface MessageEvent {
+  /** Kind is the event's class name: "ActionEvent", "MessageEvent", ... */
+  kind: string;
+  id: string;
+  timestamp: string;
+  /** Source is "agent", "user", "environment" or "hook". */
+  source: string;
+  /**
+   * ParentID is the event's parent in the conversation's tree (null for
+   * the root and for events from before the tree).
+   */
+  parent_id: string | null;
+  llm_message: Message | null;
+  llm_response_id: string | null;
+  activated_skills: string[] | null;
+  extended_content: TextContent[] | null;
+  sender: string | null;
+  critic_result: unknown;
+}
+
 /**
  * Meta is an update's _meta: the bridge's own part under ohBridge, which
  * ACP clients ignore and the VS Code view reads, and for a command, when
@@ -503,6 +838,39 @@ export interface MoveParams {
 
 export type NoParams = Record<string, never>;
 
+/**
+ * Observation is what a tool answered: MCPToolObservation for an MCP
+ * tool's (the bridge's), whose first block is the SDK's "[Tool 'x'
+ * executed.]".
+ */
+export interface Observation {
+  kind: string;
+  content: TextContent[] | null;
+  is_error: boolean;
+}
+
+/** ObservationEvent is a tool's answer to an ActionEvent. */
+export interface ObservationEvent {
+  /** Kind is the event's class name: "ActionEvent", "MessageEvent", ... */
+  kind: string;
+  id: string;
+  timestamp: string;
+  /** Source is "agent", "user", "environment" or "hook". */
+  source: string;
+  /**
+   * ParentID is the event's parent in the conversation's tree (null for
+   * the root and for events from before the tree).
+   */
+  parent_id: string | null;
+  tool_name: string;
+  tool_call_id: string;
+  observation: Observation | null;
+  /** ActionID is the id of the ActionEvent answered. */
+  action_id: string;
+  /** ExtendedContent is text the agent's context adds after the result. */
+  extended_content: TextContent[] | null;
+}
+
 /** OpenFileArgs are open_file's arguments. */
 export interface OpenFileArgs {
   path: string;
@@ -526,6 +894,21 @@ export interface Owner {
    * 4242 (python3 -m …)").
    */
   description: string;
+}
+
+/** PauseEvent: the user paused the agent; it stops after its step. */
+export interface PauseEvent {
+  /** Kind is the event's class name: "ActionEvent", "MessageEvent", ... */
+  kind: string;
+  id: string;
+  timestamp: string;
+  /** Source is "agent", "user", "environment" or "hook". */
+  source: string;
+  /**
+   * ParentID is the event's parent in the conversation's tree (null for
+   * the root and for events from before the tree).
+   */
+  parent_id: string | null;
 }
 
 /**
@@ -617,8 +1000,50 @@ export interface ReadTextFileResult {
   version: string;
 }
 
+/**
+ * SecurityAnalysisEvent is a security analyzer's verdict on actions (1.58
+ * on).
+ */
+export interface SecurityAnalysisEvent {
+  /** Kind is the event's class name: "ActionEvent", "MessageEvent", ... */
+  kind: string;
+  id: string;
+  timestamp: string;
+  /** Source is "agent", "user", "environment" or "hook". */
+  source: string;
+  /**
+   * ParentID is the event's parent in the conversation's tree (null for
+   * the root and for events from before the tree).
+   */
+  parent_id: string | null;
+  analyzer: string;
+  policy: string;
+  risks: Record<string, string> | null;
+  details: unknown;
+}
+
 export interface SendMessageParams {
   text?: string;
+}
+
+/**
+ * ServerErrorEvent is the agent-server's own error (an MCP server it
+ * could not reach, a socket's failure).
+ */
+export interface ServerErrorEvent {
+  /** Kind is the event's class name: "ActionEvent", "MessageEvent", ... */
+  kind: string;
+  id: string;
+  timestamp: string;
+  /** Source is "agent", "user", "environment" or "hook". */
+  source: string;
+  /**
+   * ParentID is the event's parent in the conversation's tree (null for
+   * the root and for events from before the tree).
+   */
+  parent_id: string | null;
+  code: string;
+  detail: string;
 }
 
 export interface ServerInfo {
@@ -697,6 +1122,44 @@ export interface Status {
    * OpenHands settings file.
    */
   llmSource?: string;
+}
+
+/** StreamingDeltaEvent is a piece of a message the model streams. */
+export interface StreamingDeltaEvent {
+  /** Kind is the event's class name: "ActionEvent", "MessageEvent", ... */
+  kind: string;
+  id: string;
+  timestamp: string;
+  /** Source is "agent", "user", "environment" or "hook". */
+  source: string;
+  /**
+   * ParentID is the event's parent in the conversation's tree (null for
+   * the root and for events from before the tree).
+   */
+  parent_id: string | null;
+  content: string | null;
+  reasoning_content: string | null;
+}
+
+/**
+ * SystemPromptEvent opens a conversation: the agent's system prompt and
+ * its tools.
+ */
+export interface SystemPromptEvent {
+  /** Kind is the event's class name: "ActionEvent", "MessageEvent", ... */
+  kind: string;
+  id: string;
+  timestamp: string;
+  /** Source is "agent", "user", "environment" or "hook". */
+  source: string;
+  /**
+   * ParentID is the event's parent in the conversation's tree (null for
+   * the root and for events from before the tree).
+   */
+  parent_id: string | null;
+  system_prompt: TextContent;
+  tools: ToolDefinition[] | null;
+  dynamic_context: TextContent | null;
 }
 
 /** Task is one TaskItem of the task list. */
@@ -838,6 +1301,16 @@ export interface TerminalSendInputParams {
   appendNewline?: boolean;
 }
 
+/**
+ * TextContent is a text block of a message or an observation. Content of
+ * another type (an image) has an empty Text.
+ */
+export interface TextContent {
+  /** "text", "image" */
+  type: string;
+  text: string;
+}
+
 export interface TextDocumentEdit {
   textDocument: VersionedDocument;
   edits: TextEdit[] | null;
@@ -858,6 +1331,30 @@ export interface TextEdit {
 export interface TextRange {
   start: Position;
   end: Position;
+}
+
+/**
+ * Texts is a list of content blocks. The SDK sends a list; a plain
+ * string, as some messages of other producers carry, reads as one text
+ * block.
+ */
+export type Texts = TextContent[];
+
+/** TokenEvent is the token ids of a model call. */
+export interface TokenEvent {
+  /** Kind is the event's class name: "ActionEvent", "MessageEvent", ... */
+  kind: string;
+  id: string;
+  timestamp: string;
+  /** Source is "agent", "user", "environment" or "hook". */
+  source: string;
+  /**
+   * ParentID is the event's parent in the conversation's tree (null for
+   * the root and for events from before the tree).
+   */
+  parent_id: string | null;
+  prompt_token_ids: number[] | null;
+  response_token_ids: number[] | null;
 }
 
 /**
@@ -890,6 +1387,12 @@ export interface ToolCall {
 export type ToolCallContent =
   | { type: 'content'; content: ContentBlock | null }
   | { type: 'diff'; path: string; oldText: string | null; newText: string };
+
+/** ToolDefinition is one of the agent's tools. */
+export interface ToolDefinition {
+  kind: string;
+  title: string;
+}
 
 /** TriedServer is a place looked at and passed over, and why. */
 export interface TriedServer {
@@ -931,6 +1434,27 @@ export interface UntrustedServer {
 
 /** Update is one ACP SessionUpdate: *Chunk, *ToolCall or *Plan. */
 export type Update = Chunk | Plan | ToolCall;
+
+/** UserRejectObservation answers an action the user (or a hook) rejected. */
+export interface UserRejectObservation {
+  /** Kind is the event's class name: "ActionEvent", "MessageEvent", ... */
+  kind: string;
+  id: string;
+  timestamp: string;
+  /** Source is "agent", "user", "environment" or "hook". */
+  source: string;
+  /**
+   * ParentID is the event's parent in the conversation's tree (null for
+   * the root and for events from before the tree).
+   */
+  parent_id: string | null;
+  tool_name: string;
+  tool_call_id: string;
+  rejection_reason: string;
+  /** "user", "hook" */
+  rejection_source: string;
+  action_id: string;
+}
 
 export interface VersionedDocument {
   uri: string;

@@ -7,12 +7,12 @@ import { bundledPath, findBridge, type BinaryLookup } from '../src/binary';
 import { RestartPolicy } from '../src/restart';
 import { allowOption, decide, outcomeFor, type PermissionOption } from '../src/permissions';
 import { disconnected, statusView } from '../src/status';
-import { describeEvent } from '../src/events';
+import { agentServerEvent, describeEvent } from '../src/events';
+import { agentServerEventKinds, type AgentServerEvent, type Status } from '../src/protocol.gen';
 import { chooseTerminal, type TerminalInfo } from '../src/reuse';
 import { cliCommand, shellQuote } from '../src/cli';
 import cliLines from './cli-commands.json';
 import { isAgentTerminal, snippets, terminalTitle } from '../src/mcp';
-import type { Status } from '../src/protocol.gen';
 
 function lookup(over: Partial<BinaryLookup>, executables: string[]): BinaryLookup {
   return {
@@ -125,6 +125,20 @@ void test('conversation lines: what the agent says and does, and what it got bac
   assert.equal(describeEvent({ kind: 'ConversationStateUpdateEvent', key: 'execution_status', value: 'running' }), undefined);
   assert.equal(describeEvent({ kind: 'SomethingNew' }), undefined);
   assert.equal(describeEvent('not an event'), undefined);
+  // The fields a server leaves out or sends as null.
+  assert.equal(describeEvent({ kind: 'MessageEvent', source: 'agent', llm_message: null }), 'Agent: ');
+  assert.equal(describeEvent({ kind: 'ActionEvent', tool_name: 'terminal', thought: null, action: null }), 'Agent runs: ');
+  assert.equal(describeEvent({ kind: 'ObservationEvent', tool_name: 'terminal', observation: null }), undefined);
+});
+
+void test('agent-server events: the kinds the bridge reads are the generated ones, another kind is not one', () => {
+  for (const kind of ['ActionEvent', 'ObservationEvent', 'MessageEvent', 'AgentErrorEvent', 'UserRejectObservation', 'ConversationStateUpdateEvent', 'PauseEvent', 'SystemPromptEvent', 'Condensation']) {
+    assert.ok(agentServerEventKinds.includes(kind as AgentServerEvent['kind']), kind);
+    assert.equal(agentServerEvent({ kind, id: 'e1' })?.kind, kind);
+  }
+  assert.equal(agentServerEvent({ kind: 'SomethingNew' }), undefined);
+  assert.equal(agentServerEvent({ id: 'no kind' }), undefined);
+  assert.equal(agentServerEvent(null), undefined);
 });
 
 void test("conversation lines: a tool's line follows its declaration's card kind, not its name", () => {

@@ -32,6 +32,7 @@ var Stack = []Layer{
 	{Name: "face kit", Packages: []string{"facekit"}},
 	{Name: "conversation link", Packages: []string{"conversation", "localserver"}},
 	{Name: "face parts", Packages: []string{"updates", "agentserver"}},
+	{Name: "agent-server events", Packages: []string{"ohevents"}},
 	{Name: "session", Packages: []string{"session"}},
 	{Name: "dialects", Packages: []string{"ohtools", "ohactions"}},
 	{Name: "engine", Packages: []string{"engine"}},

@@ -156,6 +156,34 @@ func readEditorRequests(l *loader, p *pkg) ([]request, error) {
 	return out, nil
 }
 
+// eventKind is one entry of ohevents.Kinds: a kind's name and its type.
+type eventKind struct {
+	kind string
+	typ  types.Type
+}
+
+// readEventKinds reads `var Kinds = map[string]Event{kind: &T{}, ...}`.
+func readEventKinds(l *loader, p *pkg) ([]eventKind, error) {
+	lit, err := varLiteral(p, "Kinds")
+	if err != nil {
+		return nil, err
+	}
+	var out []eventKind
+	for _, e := range lit.Elts {
+		kv, ok := e.(*ast.KeyValueExpr)
+		if !ok {
+			return nil, fmt.Errorf("%s: a Kinds entry without a key", l.fset.Position(e.Pos()))
+		}
+		kind, err := stringConst(l, p, kv.Key)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, eventKind{kind: kind, typ: valueType(p, kv.Value)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].kind < out[j].kind })
+	return out, nil
+}
+
 // valueType is the type a table value stands for: T for T{} and &T{}.
 func valueType(p *pkg, e ast.Expr) types.Type {
 	t := p.info.TypeOf(e)
