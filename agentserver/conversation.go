@@ -323,73 +323,73 @@ func mcpConfig(ep MCPServer, extra map[string]any) any {
 }
 
 // ConversationID is the conversation's id.
-func (s *Conversation) ConversationID() string { return s.id }
+func (c *Conversation) ConversationID() string { return c.id }
 
 // Status returns a snapshot.
-func (s *Conversation) Status() Status {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.status
+func (c *Conversation) Status() Status {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.status
 }
 
-func (s *Conversation) setStatus(f func(*Status)) {
-	s.mu.Lock()
-	before := s.status
-	f(&s.status)
-	after := s.status
-	s.mu.Unlock()
-	if after != before && s.opts.OnStatus != nil {
-		s.opts.OnStatus(after)
+func (c *Conversation) setStatus(f func(*Status)) {
+	c.mu.Lock()
+	before := c.status
+	f(&c.status)
+	after := c.status
+	c.mu.Unlock()
+	if after != before && c.opts.OnStatus != nil {
+		c.opts.OnStatus(after)
 	}
 }
 
 // SendMessage sends the user's message; the agent runs.
-func (s *Conversation) SendMessage(ctx context.Context, text string) error {
-	if err := s.alive(); err != nil {
+func (c *Conversation) SendMessage(ctx context.Context, text string) error {
+	if err := c.alive(); err != nil {
 		return err
 	}
-	err := s.c.SendMessage(ctx, s.id, text)
+	err := c.c.SendMessage(ctx, c.id, text)
 	var busy *ServerBusyError
 	if err == nil || (errors.As(err, &busy) && busy.Saved) {
-		s.titleAfter(ctx, text)
+		c.titleAfter(ctx, text)
 	}
 	return err
 }
 
 // Pause lets the agent finish its current step, then stop.
-func (s *Conversation) Pause(ctx context.Context) error {
-	if err := s.alive(); err != nil {
+func (c *Conversation) Pause(ctx context.Context) error {
+	if err := c.alive(); err != nil {
 		return err
 	}
-	return s.c.Pause(ctx, s.id)
+	return c.c.Pause(ctx, c.id)
 }
 
 // Resume lets a paused agent go on.
-func (s *Conversation) Resume(ctx context.Context) error {
-	if err := s.alive(); err != nil {
+func (c *Conversation) Resume(ctx context.Context) error {
+	if err := c.alive(); err != nil {
 		return err
 	}
-	return s.c.Run(ctx, s.id)
+	return c.c.Run(ctx, c.id)
 }
 
 // Interrupt stops the agent at once.
-func (s *Conversation) Interrupt(ctx context.Context) error {
-	if err := s.alive(); err != nil {
+func (c *Conversation) Interrupt(ctx context.Context) error {
+	if err := c.alive(); err != nil {
 		return err
 	}
-	return s.c.Interrupt(ctx, s.id)
+	return c.c.Interrupt(ctx, c.id)
 }
 
-func (s *Conversation) alive() error {
-	if s.ctx.Err() != nil {
+func (c *Conversation) alive() error {
+	if c.ctx.Err() != nil {
 		return &ClosedError{}
 	}
 	return nil
 }
 
 // Close stops streaming. The conversation goes on on the server.
-func (s *Conversation) Close() {
-	s.cancel()
-	<-s.done
-	s.setStatus(func(st *Status) { st.State, st.Error = StateDisconnected, "" })
+func (c *Conversation) Close() {
+	c.cancel()
+	<-c.done
+	c.setStatus(func(st *Status) { st.State, st.Error = StateDisconnected, "" })
 }

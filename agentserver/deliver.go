@@ -10,86 +10,86 @@ import (
 // deliver passes an event on once, and follows the conversation's state.
 // seq is its index in the log when the session socket sent it as durable,
 // else -1.
-func (s *Conversation) deliver(data []byte, seq int) {
+func (c *Conversation) deliver(data []byte, seq int) {
 	ev, err := ohevents.Decode(data)
 	if err != nil {
-		s.log.Warn("an event that is not JSON was dropped", "error", err)
+		c.log.Warn("an event that is not JSON was dropped", "error", err)
 		return
 	}
 	if o, ok := ev.(*ohevents.Other); ok && o.Mismatch != nil {
-		s.log.Warn("an event's fields are not the types'; it is passed on as it came", "error", o.Mismatch)
+		c.log.Warn("an event's fields are not the types'; it is passed on as it came", "error", o.Mismatch)
 	}
 	h := ev.Header()
-	s.mu.Lock()
+	c.mu.Lock()
 	if seq >= 0 {
-		if seq <= s.seq {
+		if seq <= c.seq {
 			// Behind the cursor: a repeat, unless it was never delivered.
 			// 1.49.1 sends a message the user sends to an idle
 			// conversation after the state update logged behind it (seq
 			// 2, then 1): that one is delivered late, and the id check
 			// below drops a true repeat.
-			if h.ID == "" || s.seen[h.ID] {
-				s.repeats++
-				s.mu.Unlock()
+			if h.ID == "" || c.seen[h.ID] {
+				c.repeats++
+				c.mu.Unlock()
 				return
 			}
 		} else {
-			if seq != s.seq+1 {
+			if seq != c.seq+1 {
 				// The server passes over an event it cannot read on its
 				// disk, or sends one late (above).
-				s.log.Warn("the session socket skipped events", "after", s.seq, "next", seq)
+				c.log.Warn("the session socket skipped events", "after", c.seq, "next", seq)
 			}
-			s.seq = seq
+			c.seq = seq
 		}
 	}
 	if h.ID != "" {
-		if s.seen[h.ID] {
-			s.repeats++
-			s.mu.Unlock()
+		if c.seen[h.ID] {
+			c.repeats++
+			c.mu.Unlock()
 			return
 		}
-		s.seen[h.ID] = true
+		c.seen[h.ID] = true
 	}
 	if h.Timestamp != "" {
-		s.last = h.Timestamp
+		c.last = h.Timestamp
 	}
 	switch e := ev.(type) {
 	case *ohevents.ActionEvent:
-		if e.ID != "" && !s.answered[e.ID] && (e.ToolCallID == "" || !s.answeredCalls[e.ToolCallID]) {
-			s.pending[e.ID] = e
-			s.order = append(s.order, e.ID)
+		if e.ID != "" && !c.answered[e.ID] && (e.ToolCallID == "" || !c.answeredCalls[e.ToolCallID]) {
+			c.pending[e.ID] = e
+			c.order = append(c.order, e.ID)
 			if e.ToolCallID != "" {
-				s.calls[e.ToolCallID] = e.ID
+				c.calls[e.ToolCallID] = e.ID
 			}
 		}
 	case *ohevents.ObservationEvent:
-		s.answer(e.ActionID)
+		c.answer(e.ActionID)
 	case *ohevents.UserRejectObservation:
-		s.answer(e.ActionID)
+		c.answer(e.ActionID)
 	case *ohevents.AgentErrorEvent:
-		if id, ok := s.calls[e.ToolCallID]; ok {
-			delete(s.pending, id)
+		if id, ok := c.calls[e.ToolCallID]; ok {
+			delete(c.pending, id)
 		} else if e.ToolCallID != "" {
-			s.answeredCalls[e.ToolCallID] = true
+			c.answeredCalls[e.ToolCallID] = true
 		}
 	}
-	s.mu.Unlock()
-	if s.opts.OnEvent != nil {
-		s.opts.OnEvent(ev)
+	c.mu.Unlock()
+	if c.opts.OnEvent != nil {
+		c.opts.OnEvent(ev)
 	}
-	s.mu.Lock()
-	s.delivered++
-	if seq > s.deliveredSeq {
-		s.deliveredSeq = seq
+	c.mu.Lock()
+	c.delivered++
+	if seq > c.deliveredSeq {
+		c.deliveredSeq = seq
 	}
-	s.mu.Unlock()
+	c.mu.Unlock()
 	status := ""
 	if u, ok := ev.(*ohevents.ConversationStateUpdateEvent); ok {
 		status = u.ExecutionStatus()
 	}
-	s.setStatus(func(st *Status) {
+	c.setStatus(func(st *Status) {
 		st.Events++
-		st.RunningActions = len(s.pendingIDs())
+		st.RunningActions = len(c.pendingIDs())
 		if status != "" {
 			st.ExecutionStatus = status
 		}
@@ -103,37 +103,37 @@ func (s *Conversation) deliver(data []byte, seq int) {
 	// for confirmAgain: one replayed after a drop may be the server's
 	// second, for an acceptance it dropped.
 	if status == "waiting_for_confirmation" {
-		s.mu.Lock()
-		s.waits++
-		replayed := seq >= 0 && seq <= s.replayThrough
-		s.mu.Unlock()
+		c.mu.Lock()
+		c.waits++
+		replayed := seq >= 0 && seq <= c.replayThrough
+		c.mu.Unlock()
 		if !replayed {
-			s.confirm()
+			c.confirm()
 		}
 	}
 }
 
 // answer notes the observation of an action: it no longer waits, or, when
 // it has not come yet, it will not. s.mu is held.
-func (s *Conversation) answer(actionID string) {
-	if _, ok := s.pending[actionID]; ok {
-		delete(s.pending, actionID)
+func (c *Conversation) answer(actionID string) {
+	if _, ok := c.pending[actionID]; ok {
+		delete(c.pending, actionID)
 	} else if actionID != "" {
-		s.answered[actionID] = true
+		c.answered[actionID] = true
 	}
 }
 
 // pendingIDs lists the actions still waiting, oldest first; s.mu is held.
-func (s *Conversation) pendingIDs() []string {
+func (c *Conversation) pendingIDs() []string {
 	var ids []string
-	keep := s.order[:0]
-	for _, id := range s.order {
-		if _, ok := s.pending[id]; ok {
+	keep := c.order[:0]
+	for _, id := range c.order {
+		if _, ok := c.pending[id]; ok {
 			ids = append(ids, id)
 			keep = append(keep, id)
 		}
 	}
-	s.order = keep
+	c.order = keep
 	return ids
 }
 
@@ -142,33 +142,33 @@ func (s *Conversation) pendingIDs() []string {
 // actions not asked about before; when it ends, the server may already
 // wait on newer ones (it runs on as soon as it has the answer), so it
 // looks again.
-func (s *Conversation) confirm() {
-	s.mu.Lock()
-	if s.asking || s.opts.Confirm == nil || s.status.ExecutionStatus != "waiting_for_confirmation" {
-		s.mu.Unlock()
+func (c *Conversation) confirm() {
+	c.mu.Lock()
+	if c.asking || c.opts.Confirm == nil || c.status.ExecutionStatus != "waiting_for_confirmation" {
+		c.mu.Unlock()
 		return
 	}
 	var actions []*ohevents.ActionEvent
 	var ids []string
-	for _, id := range s.pendingIDs() {
-		if !s.asked[id] {
-			s.asked[id] = true
-			actions, ids = append(actions, s.pending[id]), append(ids, id)
+	for _, id := range c.pendingIDs() {
+		if !c.asked[id] {
+			c.asked[id] = true
+			actions, ids = append(actions, c.pending[id]), append(ids, id)
 		}
 	}
 	if len(actions) == 0 {
-		s.confirmAgain()
-		s.mu.Unlock()
+		c.confirmAgain()
+		c.mu.Unlock()
 		return
 	}
-	s.asking = true
-	s.mu.Unlock()
+	c.asking = true
+	c.mu.Unlock()
 	go func() {
 		decision := Decision{Accept: true}
 		for _, a := range actions {
-			d, err := s.opts.Confirm(s.ctx, a)
+			d, err := c.opts.Confirm(c.ctx, a)
 			if err != nil {
-				s.log.Warn("the user could not be asked; the actions are rejected", "error", err)
+				c.log.Warn("the user could not be asked; the actions are rejected", "error", err)
 				d = Decision{Reason: "The user could not be asked: " + err.Error()}
 			}
 			if !d.Accept {
@@ -176,28 +176,28 @@ func (s *Conversation) confirm() {
 				break
 			}
 		}
-		s.mu.Lock()
-		s.answeredAt = s.waits
-		s.mu.Unlock()
-		err := s.c.RespondToConfirmation(s.ctx, s.id, decision.Accept, decision.Reason)
-		s.mu.Lock()
-		if err != nil && s.ctx.Err() == nil {
+		c.mu.Lock()
+		c.answeredAt = c.waits
+		c.mu.Unlock()
+		err := c.c.RespondToConfirmation(c.ctx, c.id, decision.Accept, decision.Reason)
+		c.mu.Lock()
+		if err != nil && c.ctx.Err() == nil {
 			// Asked again once the stream is back and says it still waits.
-			s.log.Warn("the answer to the confirmation was not delivered", "error", err)
+			c.log.Warn("the answer to the confirmation was not delivered", "error", err)
 			for _, id := range ids {
-				delete(s.asked, id)
+				delete(c.asked, id)
 			}
 		} else if err == nil && decision.Accept {
-			if s.accepted == nil {
-				s.accepted = map[string]bool{}
+			if c.accepted == nil {
+				c.accepted = map[string]bool{}
 			}
 			for _, id := range ids {
-				s.accepted[id] = true
+				c.accepted[id] = true
 			}
 		}
-		s.asking = false
-		s.mu.Unlock()
-		s.confirm()
+		c.asking = false
+		c.mu.Unlock()
+		c.confirm()
 	}()
 }
 
@@ -209,28 +209,28 @@ func (s *Conversation) confirm() {
 // respond_to_confirmation takes for success), and then waits for ever. A
 // second "yes" once that run is over sets it going, and is a no-op if the
 // first one did. s.mu is held.
-func (s *Conversation) confirmAgain() {
-	if s.waits <= s.answeredAt {
+func (c *Conversation) confirmAgain() {
+	if c.waits <= c.answeredAt {
 		return
 	}
 	allowed := false
-	for _, id := range s.pendingIDs() {
-		allowed = allowed || s.accepted[id]
+	for _, id := range c.pendingIDs() {
+		allowed = allowed || c.accepted[id]
 	}
 	if !allowed {
 		return
 	}
-	s.asking = true
-	s.answeredAt = s.waits
+	c.asking = true
+	c.answeredAt = c.waits
 	go func() {
-		err := s.c.RespondToConfirmation(s.ctx, s.id, true, "")
-		if err != nil && s.ctx.Err() == nil {
-			s.log.Warn("the acceptance sent again was not delivered", "error", err)
+		err := c.c.RespondToConfirmation(c.ctx, c.id, true, "")
+		if err != nil && c.ctx.Err() == nil {
+			c.log.Warn("the acceptance sent again was not delivered", "error", err)
 		}
-		s.mu.Lock()
-		s.asking = false
-		s.mu.Unlock()
-		s.confirm()
+		c.mu.Lock()
+		c.asking = false
+		c.mu.Unlock()
+		c.confirm()
 	}()
 }
 
@@ -238,27 +238,27 @@ func (s *Conversation) confirmAgain() {
 // has been delivered: a conversation attached to is then replayed. On the
 // session socket that is the log's last index; on the events socket,
 // which has none, as many events as the log holds.
-func (s *Conversation) CaughtUp(ctx context.Context) error {
-	n, err := s.c.CountEvents(ctx, s.id)
+func (c *Conversation) CaughtUp(ctx context.Context) error {
+	n, err := c.c.CountEvents(ctx, c.id)
 	if err != nil {
 		return err
 	}
 	t := time.NewTicker(10 * time.Millisecond)
 	defer t.Stop()
 	for {
-		s.mu.Lock()
-		delivered := s.delivered
-		if !s.events {
-			delivered = s.deliveredSeq + 1
+		c.mu.Lock()
+		delivered := c.delivered
+		if !c.events {
+			delivered = c.deliveredSeq + 1
 		}
-		s.mu.Unlock()
+		c.mu.Unlock()
 		if delivered >= n {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-s.done:
+		case <-c.done:
 			return &ClosedError{}
 		case <-t.C:
 		}

@@ -5,16 +5,16 @@ package agentserver
 func UseEventsSocket(o *Options) { o.eventsSocket = true }
 
 // Repeats counts the events not delivered because they were already.
-func (s *Conversation) Repeats() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.repeats
+func (c *Conversation) Repeats() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.repeats
 }
 
 // OnEventsSocket reports whether the conversation is followed on the
 // events socket.
-func (s *Conversation) OnEventsSocket() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.events
+func (c *Conversation) OnEventsSocket() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.events
 }

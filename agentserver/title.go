@@ -33,16 +33,16 @@ func (c *Client) SetTitle(ctx context.Context, id, title string) error {
 
 // titleAfter names the conversation after its first message, once; a
 // failure costs only the title, and is logged.
-func (s *Conversation) titleAfter(ctx context.Context, text string) {
-	s.mu.Lock()
-	untitled := s.untitled
-	s.untitled = false
-	s.mu.Unlock()
+func (c *Conversation) titleAfter(ctx context.Context, text string) {
+	c.mu.Lock()
+	untitled := c.untitled
+	c.untitled = false
+	c.mu.Unlock()
 	title := fallbackTitle(text)
 	if !untitled || title == "" {
 		return
 	}
-	if err := s.c.SetTitle(ctx, s.id, title); err != nil && !errors.Is(err, context.Canceled) {
-		s.log.Warn("the conversation could not be named after its first message", "error", err)
+	if err := c.c.SetTitle(ctx, c.id, title); err != nil && !errors.Is(err, context.Canceled) {
+		c.log.Warn("the conversation could not be named after its first message", "error", err)
 	}
 }
