@@ -1,0 +1,180 @@
+package wire
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// WriteTimeout bounds one frame's write: a peer that stops reading is
+// given up, and its streams wait for the next link.
+const WriteTimeout = 30 * time.Second
+
+// Link is one WebSocket between a bridge and a relay, either end. It
+// reads frames in order, hands each stream's to the stream and answers
+// with acknowledgements; other frames go to the owner's handler.
+type Link struct {
+	conn *websocket.Conn
+	ctx  context.Context
+
+	mu      sync.Mutex
+	streams map[string]*Stream
+}
+
+// NewLink wraps a WebSocket. Its frames are read by Run.
+func NewLink(ctx context.Context, conn *websocket.Conn) *Link {
+	conn.SetReadLimit(MaxFrame)
+	return &Link{conn: conn, ctx: ctx, streams: map[string]*Stream{}}
+}
+
+// Send writes one frame.
+func (l *Link) Send(f Frame) error {
+	data, err := json.Marshal(f)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(l.ctx, WriteTimeout)
+	defer cancel()
+	return l.conn.Write(ctx, websocket.MessageText, data)
+}
+
+// Receive reads one frame, for the exchange (hello, welcome) that comes
+// before Run.
+func (l *Link) Receive(ctx context.Context) (Frame, error) {
+	typ, data, err := l.conn.Read(ctx)
+	if err != nil {
+		return Frame{}, err
+	}
+	var f Frame
+	if typ != websocket.MessageText {
+		return Frame{}, &FrameError{"a binary WebSocket message: the relay's frames are JSON text"}
+	}
+	if err := json.Unmarshal(data, &f); err != nil {
+		return Frame{}, &FrameError{fmt.Sprintf("a frame that is not JSON: %v", err)}
+	}
+	if err := f.Check(); err != nil {
+		return Frame{}, &FrameError{err.Error()}
+	}
+	return f, nil
+}
+
+// Carry puts a stream on this link, after the peer said what it has of
+// it: what the peer lacks is sent again.
+func (l *Link) Carry(s *Stream, peerReceived uint64) error {
+	l.mu.Lock()
+	l.streams[s.ID()] = s
+	l.mu.Unlock()
+	return s.Attach(l.Send, peerReceived)
+}
+
+// Drop takes a stream off the link (it closed).
+func (l *Link) Drop(id string) {
+	l.mu.Lock()
+	delete(l.streams, id)
+	l.mu.Unlock()
+}
+
+func (l *Link) stream(id string) *Stream {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.streams[id]
+}
+
+// Run reads frames until the link fails or ctx ends. Stream frames are
+// handled here; every other frame goes to other, whose error (a frame
+// refused) is answered in words, the link living on. When Run returns,
+// every stream it carried is detached, its unacknowledged messages kept
+// for the next link.
+func (l *Link) Run(ctx context.Context, other func(Frame) error) error {
+	defer func() {
+		l.mu.Lock()
+		for _, s := range l.streams {
+			s.Detach()
+		}
+		l.mu.Unlock()
+	}()
+	for {
+		f, err := l.Receive(ctx)
+		if err != nil {
+			var bad *FrameError
+			if !errors.As(err, &bad) {
+				return err
+			}
+			// A bad frame: say so, keep the link.
+			if err := l.Send(Frame{T: TError, Why: err.Error(), Kind: "bad_frame"}); err != nil {
+				return err
+			}
+			continue
+		}
+		switch f.T {
+		case TMsg:
+			s := l.stream(f.S)
+			if s == nil {
+				_ = l.Send(Frame{T: TClose, S: f.S, Why: "no such stream on this link", Kind: "stream_unknown"})
+				continue
+			}
+			ack, err := s.Deliver(ctx, f)
+			if err != nil {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				_ = l.Send(Frame{T: TClose, S: f.S, Why: err.Error(), Kind: "stream_broken"})
+				s.Shut(err)
+				l.Drop(f.S)
+				continue
+			}
+			if err := l.Send(ack); err != nil {
+				return err
+			}
+		case TAck:
+			if s := l.stream(f.S); s != nil {
+				s.Ack(f.N)
+			}
+		case TClose:
+			if s := l.stream(f.S); s != nil {
+				s.Shut(&ClosedError{Words: f.Why, ErrKind: f.Kind})
+				l.Drop(f.S)
+			}
+		default:
+			if err := other(f); err != nil {
+				if err := l.Send(Frame{T: TError, ID: f.ID, Why: err.Error(), Kind: kindOf(err)}); err != nil {
+					return err
+				}
+			}
+		}
+	}
+}
+
+// Close ends the link with a normal closure.
+func (l *Link) Close(reason string) error {
+	return l.conn.Close(websocket.StatusNormalClosure, reason)
+}
+
+// ClosedError is a stream closed by the peer, with its words and kind.
+type ClosedError struct{ Words, ErrKind string }
+
+func (e *ClosedError) Error() string { return e.Words }
+
+// Kind is the error's kind, as the peer gave it.
+func (e *ClosedError) Kind() string { return e.ErrKind }
+
+// FrameError is a frame that could not be taken; the link lives on.
+type FrameError struct{ Words string }
+
+func (e *FrameError) Error() string { return e.Words }
+
+// Kind is the error's kind.
+func (e *FrameError) Kind() string { return "bad_frame" }
+
+func kindOf(err error) string {
+	var k interface{ Kind() string }
+	if errors.As(err, &k) {
+		return k.Kind()
+	}
+	return "refused"
+}
