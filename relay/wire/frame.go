@@ -63,6 +63,9 @@ type Frame struct {
 	// Kind is the error's kind, as every face gives it.
 	Why  string `json:"why,omitempty"`
 	Kind string `json:"kind,omitempty"`
+	// Base is, in a welcome, the editors' side's URL as the bridge
+	// reached it (through any proxy).
+	Base string `json:"base,omitempty"`
 }
 
 // Window is an editor window as its bridge registers it.
@@ -76,8 +79,14 @@ type Window struct {
 	Name    string   `json:"name"`
 	Roots   []string `json:"roots"`
 	Version string   `json:"version"`
-	// Tools are the tools the window serves (OpenHands' names).
-	Tools []string `json:"tools,omitempty"`
+	// Tools are the MCP tools the window serves, as its own MCP server
+	// lists them: the relay serves the same to the agent.
+	Tools []json.RawMessage `json:"tools,omitempty"`
+	// Instructions are its MCP server's instructions.
+	Instructions string `json:"instructions,omitempty"`
+	// Conversations are those bound to the window, sent again on every
+	// hello so that a relay that restarted binds them again.
+	Conversations []Bound `json:"conversations,omitempty"`
 }
 
 // Bound is where a conversation's agent reaches the window's tools: the

@@ -268,6 +268,9 @@ func (s *Stream) Shut(why error) {
 // Done is closed when the stream is.
 func (s *Stream) Done() <-chan struct{} { return s.done }
 
+// Err is why the stream closed, nil while it is open.
+func (s *Stream) Err() error { return s.closeErr() }
+
 func (s *Stream) closeErr() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -1,0 +1,244 @@
+package relay
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/oh-bridge/oh-bridge/relay/wire"
+)
+
+// conversation is one agent-server conversation bound to a window: the
+// MCP server its agent reaches, at /mcp/{key}, guarded by its token.
+type conversation struct {
+	key    string
+	token  [32]byte // the token's digest
+	window string
+	owner  [32]byte
+
+	once    sync.Once
+	handler http.Handler // made on the agent's first request, from the window's tools
+
+	mu     sync.Mutex
+	agents map[*mcp.ServerSession]*agentLink
+}
+
+// agentLink is one of the agent's MCP sessions, carried to the window as
+// a stream, with the relay as the MCP client at the window's end.
+type agentLink struct {
+	stream *wire.Stream
+	client *mcp.ClientSession
+}
+
+var conversationKey = regexp.MustCompile(`^[A-Za-z0-9_-]{16,64}$`)
+
+func (r *Relay) newConversation(key, token, windowID string, owner [32]byte) *conversation {
+	return &conversation{key: key, token: sha256.Sum256([]byte(token)), window: windowID, owner: owner, agents: map[*mcp.ServerSession]*agentLink{}}
+}
+
+// bind makes a conversation for the window: its key, token and URL.
+func (r *Relay) bind(win *window) (wire.Bound, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.conversations) >= r.opts.MaxConversations {
+		return wire.Bound{}, errorf(KindRelayFull, "the relay has %d conversations, its cap (--max-conversations): delete finished conversations or raise the cap", r.opts.MaxConversations)
+	}
+	key, token := NewSecret()[:32], NewSecret()
+	r.conversations[key] = r.newConversation(key, token, win.info.ID, win.owner)
+	return wire.Bound{Conversation: key, URL: strings.TrimSuffix(r.opts.AgentBase, "/") + "/mcp/" + key, Token: token}, nil
+}
+
+// AgentHandler serves the agents' side: /mcp/{conversation}, MCP over
+// Streamable HTTP with the conversation's token as bearer.
+func (r *Relay) AgentHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		rest, ok := strings.CutPrefix(req.URL.Path, "/mcp/")
+		key, _, _ := strings.Cut(rest, "/")
+		if !ok || !conversationKey.MatchString(key) {
+			http.Error(w, "the relay serves an agent's tools at /mcp/{conversation}", http.StatusNotFound)
+			return
+		}
+		r.mu.Lock()
+		c := r.conversations[key]
+		r.mu.Unlock()
+		token, _ := bearer(req)
+		sum := sha256.Sum256([]byte(token))
+		if c == nil || subtle.ConstantTimeCompare(sum[:], c.token[:]) != 1 {
+			// One answer for an unknown conversation and a wrong token.
+			w.Header().Set("WWW-Authenticate", `Bearer realm="oh-bridge relay"`)
+			http.Error(w, "this conversation's tools need its token (Authorization: Bearer <token>, as the bridge set it in the conversation's mcp_config)", http.StatusUnauthorized)
+			return
+		}
+		h, err := r.handlerFor(c)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		h.ServeHTTP(w, req)
+	})
+}
+
+// handlerFor makes the conversation's MCP server on its first request:
+// the window's tools, schemas and instructions, each call carried to the
+// window.
+func (r *Relay) handlerFor(c *conversation) (http.Handler, error) {
+	r.mu.Lock()
+	win := r.windows[c.window]
+	var info wire.Window
+	if win != nil {
+		info = win.info
+	}
+	r.mu.Unlock()
+	if win == nil {
+		return nil, errorf(KindNoWindow, "no editor window is bound to this conversation: the window that made it closed; start the conversation again from an editor connected to this relay")
+	}
+	var err error
+	c.once.Do(func() {
+		srv := mcp.NewServer(&mcp.Implementation{Name: "oh-bridge-relay", Version: r.opts.Version},
+			&mcp.ServerOptions{Instructions: info.Instructions, Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}})
+		for _, raw := range info.Tools {
+			var t mcp.Tool
+			if e := json.Unmarshal(raw, &t); e != nil || t.Name == "" {
+				err = errorf("bad_window", "the editor window sent a tool the relay cannot serve: %v", e)
+				return
+			}
+			srv.AddTool(&t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return r.call(ctx, c, req)
+			})
+		}
+		c.handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Logger: r.log})
+	})
+	if err != nil {
+		return nil, err
+	}
+	if c.handler == nil {
+		return nil, errorf("bad_window", "the conversation's tools could not be set up; start it again")
+	}
+	return c.handler, nil
+}
+
+// call carries one tool call to the window and its answer back. The
+// window runs it as a local call: its terminal, buffers and questions.
+func (r *Relay) call(ctx context.Context, c *conversation, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	select {
+	case r.calls <- struct{}{}:
+		defer func() { <-r.calls }()
+	default:
+		return failure(errorf(KindRelayFull, "the relay runs %d calls at once, its cap (--max-calls): try again when one ends", r.opts.MaxCalls)), nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.opts.CallTimeout)
+	defer cancel()
+	al, err := r.agentLink(ctx, c, req.Session)
+	if err != nil {
+		return r.answerErr(ctx, err)
+	}
+	params := &mcp.CallToolParams{Name: req.Params.Name, Arguments: req.Params.Arguments}
+	if tok := req.Params.GetProgressToken(); tok != nil {
+		params.SetProgressToken(tok)
+	}
+	res, err := al.client.CallTool(ctx, params)
+	if err != nil {
+		return r.answerErr(ctx, err)
+	}
+	return res, nil
+}
+
+// answerErr words a failed call for the agent. A call the agent
+// cancelled gets no result, as MCP has it.
+func (r *Relay) answerErr(ctx context.Context, err error) (*mcp.CallToolResult, error) {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return failure(errorf(KindCallTimeout, "the editor window did not answer the call within %s (the relay's --call-timeout); the command may still run there", r.opts.CallTimeout)), nil
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	var re *Error
+	if errors.As(err, &re) {
+		return failure(re), nil
+	}
+	var ce *wire.ClosedError
+	if errors.As(err, &ce) {
+		return failure(&Error{kind: ce.Kind(), words: ce.Error()}), nil
+	}
+	return failure(errorf(KindWindowGone, "the call to the editor window failed: %v", err)), nil
+}
+
+func failure(e *Error) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: e.Error()}},
+		Meta: mcp.Meta{"oh-bridge/error": map[string]any{"kind": e.Kind()}}}
+}
+
+// agentLink returns the stream and client that carry one agent MCP
+// session to the window, opening them on its first call.
+func (r *Relay) agentLink(ctx context.Context, c *conversation, ss *mcp.ServerSession) (*agentLink, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if al := c.agents[ss]; al != nil {
+		return al, nil
+	}
+	r.mu.Lock()
+	win := r.windows[c.window]
+	r.mu.Unlock()
+	if win == nil {
+		return nil, errorf(KindNoWindow, "no editor window is bound to this conversation: the window that made it closed; start the conversation again from an editor connected to this relay")
+	}
+	if err := r.waitBack(ctx, win); err != nil {
+		return nil, err
+	}
+	s := wire.NewStream(NewSecret()[:24])
+	r.mu.Lock()
+	link := win.link
+	if link == nil || win.streams == nil {
+		r.mu.Unlock()
+		return nil, errorf(KindWindowGone, "the editor window %q dropped its link as the call began; try the call again", win.name)
+	}
+	win.streams[s.ID()] = s
+	r.mu.Unlock()
+	if err := link.Send(wire.Frame{T: wire.TOpen, S: s.ID(), Conversation: c.key}); err != nil {
+		return nil, errorf(KindWindowGone, "the editor window %q dropped its link as the call began; try the call again", win.name)
+	}
+	_ = link.Carry(s, 0)
+	client := mcp.NewClient(&mcp.Implementation{Name: "oh-bridge-relay", Version: r.opts.Version}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(ctx context.Context, p *mcp.ProgressNotificationClientRequest) {
+			_ = ss.NotifyProgress(ctx, p.Params)
+		},
+	})
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	cs, err := client.Connect(cctx, wire.Transport{Stream: s}, nil)
+	if err != nil {
+		s.Shut(err)
+		return nil, errorf(KindWindowGone, "the editor window %q did not start a session for the agent: %v", win.name, err)
+	}
+	al := &agentLink{stream: s, client: cs}
+	c.agents[ss] = al
+	go func() {
+		// The agent's session ends: so does its stream to the window.
+		_ = ss.Wait()
+		_ = cs.Close()
+		s.Shut(wire.ErrStreamClosed)
+		c.mu.Lock()
+		delete(c.agents, ss)
+		c.mu.Unlock()
+		r.mu.Lock()
+		if win.streams != nil {
+			delete(win.streams, s.ID())
+		}
+		l := win.link
+		r.mu.Unlock()
+		if l != nil {
+			_ = l.Send(wire.Frame{T: wire.TClose, S: s.ID(), Why: "the agent's MCP session ended", Kind: "session_ended"})
+			l.Drop(s.ID())
+		}
+	}()
+	return al, nil
+}
