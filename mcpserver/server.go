@@ -56,6 +56,7 @@ type Server struct {
 	sdkLog *slog.Logger
 	mcp    *mcp.Server
 	tools  []*ohtools.Tool // the tools served
+	listed []*mcp.Tool     // as served, for a relay to serve the same
 
 	mu       sync.Mutex
 	agents   map[*mcp.ServerSession]*session.Agent
@@ -104,7 +105,7 @@ func New(sess *session.Session, o Options) *Server {
 		destructive, openWorld := d.Annotations.DestructiveHint, d.Annotations.OpenWorldHint
 		// The prefix is applied here only: the handler and the session
 		// know the tool by OpenHands' name.
-		s.mcp.AddTool(&mcp.Tool{
+		mt := &mcp.Tool{
 			Name:        o.ToolPrefix + d.Name,
 			Description: d.Description,
 			InputSchema: d.InputSchema,
@@ -115,9 +116,31 @@ func New(sess *session.Session, o Options) *Server {
 				IdempotentHint:  d.Annotations.IdempotentHint,
 				OpenWorldHint:   &openWorld,
 			},
-		}, s.tool(d.Name))
+		}
+		s.listed = append(s.listed, mt)
+		s.mcp.AddTool(mt, s.tool(d.Name))
 	}
 	return s
+}
+
+// ToolList is the tools as served, and the server's instructions: a
+// relay serves the same to an agent elsewhere.
+func (s *Server) ToolList() ([]*mcp.Tool, string) { return s.listed, s.instructions() }
+
+// ServeConnection serves one MCP session on t (a relay's stream) until
+// the client ends it or ctx ends; ending ctx ends this session only.
+func (s *Server) ServeConnection(ctx context.Context, t mcp.Transport) error {
+	ss, err := s.mcp.Connect(ctx, t, nil)
+	if err != nil {
+		return fmt.Errorf("serving MCP: %w", err)
+	}
+	stop := context.AfterFunc(ctx, func() { _ = ss.Close() })
+	defer stop()
+	err = ss.Wait()
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
 }
 
 // instructions name the tools as served.

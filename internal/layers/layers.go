@@ -28,10 +28,10 @@ type Layer struct {
 // Stack is the house, top to bottom.
 var Stack = []Layer{
 	{Name: "command", Packages: []string{"cmd/oh-bridge"}},
-	{Name: "faces", Packages: []string{"handlers", "acp", "mcpserver"}},
+	{Name: "faces", Packages: []string{"handlers", "acp", "mcpserver", "relay", "relaylink"}},
 	{Name: "face kit", Packages: []string{"facekit"}},
 	{Name: "conversation link", Packages: []string{"conversation", "localserver"}},
-	{Name: "face parts", Packages: []string{"updates", "agentserver"}},
+	{Name: "face parts", Packages: []string{"updates", "agentserver", "relay/wire"}},
 	{Name: "agent-server events", Packages: []string{"ohevents"}},
 	{Name: "session", Packages: []string{"session"}},
 	{Name: "dialects", Packages: []string{"ohtools", "ohactions"}},
@@ -54,6 +54,11 @@ var Forbidden = map[string][]string{
 	"localserver":  {"engine", "session", "ohtools", "ohactions"},
 	"updates":      {"engine"},
 	"agentserver":  {"engine", "session", "ohtools", "ohactions"},
+	// The relay runs where the agent-server does and holds no session:
+	// it routes calls to the windows that do.
+	"relay":      {"engine", "session", "ohtools", "ohactions"},
+	"relaylink":  {"engine", "session", "ohtools", "ohactions"},
+	"relay/wire": {"engine", "session", "ohtools", "ohactions"},
 }
 
 // SessionOnly are the domain packages only the session (and what it

@@ -1,0 +1,374 @@
+package relaylink_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/oh-bridge/oh-bridge/mcpserver"
+	"github.com/oh-bridge/oh-bridge/relay"
+	"github.com/oh-bridge/oh-bridge/relaylink"
+	"github.com/oh-bridge/oh-bridge/session"
+)
+
+const secret = "pairing-secret-for-tests-0123456789"
+
+// cutter is a TCP proxy in front of the relay's editors' side that can
+// cut every connection through it, and refuse new ones for a while: the
+// laptop's link going down.
+type cutter struct {
+	ln     net.Listener
+	target string
+
+	mu      sync.Mutex
+	conns   []net.Conn
+	refused bool
+}
+
+func newCutter(t *testing.T, target string) *cutter {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &cutter{ln: ln, target: target}
+	t.Cleanup(func() { ln.Close(); c.cut() })
+	go func() {
+		for {
+			in, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.mu.Lock()
+			refused := c.refused
+			c.mu.Unlock()
+			if refused {
+				in.Close()
+				continue
+			}
+			out, err := net.Dial("tcp", target)
+			if err != nil {
+				in.Close()
+				continue
+			}
+			c.mu.Lock()
+			c.conns = append(c.conns, in, out)
+			c.mu.Unlock()
+			go func() { _, _ = io.Copy(out, in); out.Close() }()
+			go func() { _, _ = io.Copy(in, out); in.Close() }()
+		}
+	}()
+	return c
+}
+
+func (c *cutter) cut() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, conn := range c.conns {
+		conn.Close()
+	}
+	c.conns = nil
+}
+
+func (c *cutter) refuse(on bool) {
+	c.mu.Lock()
+	c.refused = on
+	c.mu.Unlock()
+}
+
+type rig struct {
+	root   string
+	relay  *relay.Relay
+	agents *httptest.Server
+	cut    *cutter
+	link   *relaylink.Link
+	states chan error // nil: up
+}
+
+func newRig(t *testing.T, grace time.Duration) *rig {
+	t.Helper()
+	root := t.TempDir()
+	sess, err := session.New(session.Options{Roots: session.Candidates("test", root), ShellMode: session.ShellNoRC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sess.Close(context.Background()) })
+	srv := mcpserver.New(sess, mcpserver.Options{Version: "test"})
+
+	var agentHandler http.Handler
+	agents := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { agentHandler.ServeHTTP(w, r) }))
+	t.Cleanup(agents.Close)
+	rl, err := relay.New(relay.Options{Secrets: []string{secret}, AgentBase: agents.URL, Grace: grace, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agentHandler = rl.AgentHandler()
+	editors := httptest.NewServer(rl.EditorHandler())
+	t.Cleanup(editors.Close)
+	cut := newCutter(t, editors.Listener.Addr().String())
+
+	states := make(chan error, 100)
+	ctx, cancel := context.WithCancel(context.Background())
+	link := relaylink.Start(ctx, relaylink.Options{
+		URL: "http://" + cut.ln.Addr().String() + "/s/abc/relay", Secret: secret,
+		Name: filepath.Base(root), Roots: []string{root}, Version: "test", Host: srv,
+		OnState: func(up bool, err error) {
+			if up {
+				err = nil
+			} else if err == nil {
+				err = errors.New("down")
+			}
+			states <- err
+		},
+	})
+	t.Cleanup(func() { link.Close(); cancel() })
+	r := &rig{root: root, relay: rl, agents: agents, cut: cut, link: link, states: states}
+	r.waitUp(t)
+	return r
+}
+
+func (r *rig) waitUp(t *testing.T) {
+	t.Helper()
+	deadline := time.After(20 * time.Second)
+	for {
+		select {
+		case err := <-r.states:
+			if err == nil {
+				return
+			}
+		case <-deadline:
+			t.Fatal("the link did not come up in 20 s")
+		}
+	}
+}
+
+// agent connects an MCP client to a bound conversation, as the
+// agent-server's agent would, with the token in its headers.
+func agent(t *testing.T, url, token string, progress func(*mcp.ProgressNotificationParams)) *mcp.ClientSession {
+	t.Helper()
+	hc := &http.Client{Transport: headerRT{token}}
+	opts := &mcp.ClientOptions{}
+	if progress != nil {
+		opts.ProgressNotificationHandler = func(_ context.Context, p *mcp.ProgressNotificationClientRequest) { progress(p.Params) }
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, opts)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+type headerRT struct{ token string }
+
+func (h headerRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+h.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func text(r *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range r.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return res
+}
+
+// TestThroughTheRelay: an agent elsewhere reaches the window's tools
+// through the relay: the same tool list, a command run in the window's
+// shell, a file edited in its workspace.
+func TestThroughTheRelay(t *testing.T) {
+	r := newRig(t, 5*time.Second)
+	b, err := r.link.Bind(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := agent(t, b.URL, b.Token, nil)
+	tools, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range tools.Tools {
+		names = append(names, tl.Name)
+	}
+	if got := strings.Join(names, ","); got != "file_editor,task_tracker,terminal" && got != "terminal,file_editor,task_tracker" {
+		t.Fatalf("tools through the relay: %s", got)
+	}
+	res := call(t, cs, "terminal", map[string]any{"command": "echo hi-$((40+2)) && pwd"})
+	if res.IsError || !strings.Contains(text(res), "hi-42") || !strings.Contains(text(res), r.root) {
+		t.Fatalf("terminal through the relay: %v %q", res.IsError, text(res))
+	}
+	file := filepath.Join(r.root, "a.txt")
+	res = call(t, cs, "file_editor", map[string]any{"command": "create", "path": file, "file_text": "one\n"})
+	if res.IsError {
+		t.Fatalf("create: %q", text(res))
+	}
+	if data, err := os.ReadFile(file); err != nil || string(data) != "one\n" {
+		t.Fatalf("the file in the window's workspace: %q %v", data, err)
+	}
+}
+
+// TestCallSurvivesACut: the laptop's link is cut while a command runs;
+// the bridge dials again and the agent gets the command's result, once.
+func TestCallSurvivesACut(t *testing.T) {
+	r := newRig(t, 10*time.Second)
+	b, err := r.link.Bind(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	progressed := make(chan struct{}, 100)
+	cs := agent(t, b.URL, b.Token, func(*mcp.ProgressNotificationParams) { progressed <- struct{}{} })
+	marker := filepath.Join(r.root, "started")
+	type answer struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	done := make(chan answer, 2)
+	go func() {
+		p := &mcp.CallToolParams{Name: "terminal", Arguments: map[string]any{"command": "touch " + marker + "; while [ ! -e " + marker + ".go ]; do sleep 0.05; done; echo finished-$((6*7))"}}
+		p.SetProgressToken("p1")
+		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		res, err := cs.CallTool(cctx, p)
+		done <- answer{res, err}
+	}()
+	waitFile(t, marker)
+	r.cut.cut()
+	// The command ends while the link is down: its result waits in the
+	// bridge's stream for the next link.
+	if err := os.WriteFile(marker+".go", nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r.waitUp(t)
+	a := <-done
+	if a.err != nil || a.res.IsError || !strings.Contains(text(a.res), "finished-42") {
+		t.Fatalf("the call across the cut: %v %+v", a.err, a.res)
+	}
+	// And the shell is the same one afterwards.
+	res := call(t, cs, "terminal", map[string]any{"command": "echo again"})
+	if !strings.Contains(text(res), "again") {
+		t.Fatalf("after the cut: %q", text(res))
+	}
+	select {
+	case a := <-done:
+		t.Fatalf("a second answer: %+v", a)
+	default:
+	}
+}
+
+// TestWindowGoneMidCall: the link is cut and does not come back within
+// the grace: the call ends with words saying so.
+func TestWindowGoneMidCall(t *testing.T) {
+	r := newRig(t, 500*time.Millisecond)
+	b, err := r.link.Bind(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := agent(t, b.URL, b.Token, nil)
+	marker := filepath.Join(r.root, "started")
+	done := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "terminal", Arguments: map[string]any{"command": "touch " + marker + "; sleep 30"}})
+		if err != nil {
+			res = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "client error: " + err.Error()}}}
+		}
+		done <- res
+	}()
+	waitFile(t, marker)
+	r.cut.refuse(true)
+	r.cut.cut()
+	res := <-done
+	if !res.IsError || !strings.Contains(text(res), "went away") {
+		t.Fatalf("the call when the window went away: %q", text(res))
+	}
+	meta, _ := json.Marshal(res.Meta)
+	if !strings.Contains(string(meta), relay.KindWindowGone) {
+		t.Fatalf("its kind: %s", meta)
+	}
+}
+
+// TestRefused: a wrong pairing secret, a wrong token, a foreign Origin.
+func TestRefused(t *testing.T) {
+	r := newRig(t, 5*time.Second)
+	b, err := r.link.Bind(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A wrong token on the agents' side.
+	req, _ := http.NewRequest("POST", b.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`))
+	req.Header.Set("Authorization", "Bearer "+b.Token+"x")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("a wrong token: %d", resp.StatusCode)
+	}
+	// A wrong secret on the editors' side.
+	states := make(chan error, 10)
+	bad := relaylink.Start(context.Background(), relaylink.Options{URL: "http://" + r.cut.ln.Addr().String(), Secret: secret + "x", Name: "x",
+		Host: nopHost{}, OnState: func(up bool, err error) { states <- err }})
+	defer bad.Close()
+	if err := <-states; err == nil || !strings.Contains(err.Error(), "refused the pairing secret") {
+		t.Fatalf("a wrong secret: %v", err)
+	}
+	// A browser page from elsewhere, with the right secret.
+	req, _ = http.NewRequest("GET", "http://"+r.cut.ln.Addr().String()+"/link", nil)
+	for k, v := range map[string]string{"Authorization": "Bearer " + secret, "Origin": "https://evil.example", "Connection": "Upgrade", "Upgrade": "websocket",
+		"Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="} {
+		req.Header.Set(k, v)
+	}
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("a foreign Origin: %d", resp.StatusCode)
+	}
+}
+
+type nopHost struct{}
+
+func (nopHost) ServeConnection(context.Context, mcp.Transport) error { return nil }
+func (nopHost) ToolList() ([]*mcp.Tool, string)                      { return nil, "" }
+
+// waitFile waits for a file the command under test makes.
+func waitFile(t *testing.T, path string) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+	}
+	t.Fatalf("%s never appeared", path)
+}
