@@ -98,6 +98,10 @@ func New(o Options) (*Relay, error) {
 	return r, nil
 }
 
+// SetAgentBase sets the agents' side's URL, once its listener has its
+// port; call it before serving.
+func (r *Relay) SetAgentBase(url string) { r.opts.AgentBase = url }
+
 // NewSecret makes a pairing secret or a token: 256 random bits, as text.
 func NewSecret() string { return rand.Text() + rand.Text() }
 

@@ -43,6 +43,8 @@ func main() {
 			os.Exit(mcpMain(os.Args[2:]))
 		case "acp":
 			os.Exit(acpMain(os.Args[2:]))
+		case "relay":
+			os.Exit(relayMain(os.Args[2:], os.Stdout, os.Stderr))
 		case "trust-server":
 			os.Exit(trustServerMain(os.Args[2:], os.Stdin, os.Stdout))
 		}
