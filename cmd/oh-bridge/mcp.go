@@ -28,6 +28,8 @@ func mcpMain(args []string) int {
 		maxWait  = fs.Duration("max-wait", mcpserver.DefaultMaxWait, "answer a terminal call after this long at most, the command running on (0: no bound)")
 		prefix   = fs.String("tool-prefix", "", "put this before each tool's name (bridge_ serves bridge_terminal, …), for an agent with tools of the same names: the OpenHands CLI")
 		extra    = fs.String("extra-tools", "", "serve these tools of the bridge's own beside OpenHands', comma-separated (open_file); none by default")
+		relayURL = fs.String("relay", "", "serve the tools to the agents of a relay's agent-server instead of stdio: the relay's editors' side URL (docs/relay.md)")
+		relaySec = fs.String("relay-secret-file", "", "with --relay: the file holding the relay's pairing secret")
 	)
 	fs.Var(&roots, "workspace", "a workspace root (repeatable); the current directory if none")
 	fs.Usage = func() {
@@ -63,9 +65,14 @@ func mcpMain(args []string) int {
 		wait = -1
 	}
 	srv := mcpserver.New(sess, mcpserver.Options{Version: version, Logger: logger, MaxWait: wait, ToolPrefix: *prefix, ExtraTools: extras})
-	logger.Info("serving MCP on stdio", "version", version, "pid", os.Getpid(), "roots", sess.ChosenRoots())
-	std := newStdio()
-	serveErr := srv.ServeStdio(ctx, mcpserver.StdioTransport(std.in, std.out))
+	var serveErr error
+	if *relayURL != "" {
+		serveErr = serveRelay(ctx, *relayURL, *relaySec, sess, srv, logger)
+	} else {
+		logger.Info("serving MCP on stdio", "version", version, "pid", os.Getpid(), "roots", sess.ChosenRoots())
+		std := newStdio()
+		serveErr = srv.ServeStdio(ctx, mcpserver.StdioTransport(std.in, std.out))
+	}
 	closeCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if err := sess.Close(closeCtx); err != nil {

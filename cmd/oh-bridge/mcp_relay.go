@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/oh-bridge/oh-bridge/internal/ownfile"
+	"github.com/oh-bridge/oh-bridge/mcpserver"
+	"github.com/oh-bridge/oh-bridge/relaylink"
+	"github.com/oh-bridge/oh-bridge/session"
+)
+
+// serveRelay is `oh-bridge mcp --relay URL`: the workspace registers as a
+// window with a relay (dialing out; nothing listens here), binds one
+// conversation, and prints the mcp_config entry an agent-server
+// conversation names to reach it. It serves until ctx ends.
+func serveRelay(ctx context.Context, url, secretFile string, sess *session.Session, srv *mcpserver.Server, logger *slog.Logger) error {
+	if secretFile == "" {
+		return errors.New("--relay needs --relay-secret-file: the file with the pairing secret the relay was started with")
+	}
+	data, err := ownfile.Read(secretFile, ownfile.Options{What: "the relay's secret file", Limit: 64 << 10})
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("the relay's secret file %s is not there: copy the secret the relay was started with into it (chmod 600)", secretFile)
+	}
+	if err != nil {
+		return err
+	}
+	secret, _, _ := strings.Cut(strings.TrimSpace(string(data)), "\n")
+	roots := sess.ChosenRoots()
+	up := make(chan error, 8)
+	link := relaylink.Start(ctx, relaylink.Options{URL: url, Secret: strings.TrimSpace(secret), Name: filepath.Base(roots[0]), Roots: roots,
+		Version: version, Host: srv, Logger: logger, OnState: func(ok bool, err error) {
+			if ok {
+				err = nil
+			}
+			select {
+			case up <- err:
+			default:
+			}
+		}})
+	defer link.Close()
+	for {
+		select {
+		case err := <-up:
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "oh-bridge mcp:", err, "(trying again)")
+				continue
+			}
+		case <-ctx.Done():
+			return nil
+		}
+		break
+	}
+	b, err := link.Bind(ctx)
+	if err != nil {
+		return err
+	}
+	entry, _ := json.Marshal(map[string]any{"oh-bridge": map[string]any{"transport": "http", "url": b.URL,
+		"headers": map[string]string{"Authorization": "Bearer " + b.Token}}})
+	fmt.Println(string(entry))
+	logger.Info("serving MCP through the relay", "relay", url, "conversation", b.Conversation)
+	<-ctx.Done()
+	return nil
+}
