@@ -47,6 +47,11 @@ type Config struct {
 	// StartMCP opens a session's MCP endpoint, where its conversation's
 	// agent reaches its tools; nil: this build serves no MCP.
 	StartMCP facekit.StartMCP
+	// Relay, when set, is where the server's agents reach the sessions'
+	// tools instead (the server runs on another machine); StartRelay
+	// binds a conversation there.
+	Relay      facekit.Relay
+	StartRelay facekit.StartRelay
 	// HowToConfigure is the plain-words answer to a prompt when no server
 	// is configured.
 	HowToConfigure string
@@ -79,7 +84,7 @@ func New(cfg Config) *Server {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	a := &Server{cfg: cfg, log: cfg.Logger.With("component", "acp"), sessions: map[string]*acpSession{},
-		mcp: &facekit.MCP{Start: cfg.StartMCP, Log: cfg.Logger.With("component", "acp")}}
+		mcp: &facekit.MCP{Start: cfg.StartMCP, Relay: cfg.StartRelay, Log: cfg.Logger.With("component", "acp")}}
 	if cfg.Local != nil {
 		a.local.server = &localserver.Local{Find: cfg.Local.Find}
 	}

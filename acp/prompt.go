@@ -81,6 +81,14 @@ func (a *Server) prompt(ctx context.Context, p *promptParams) (any, error) {
 			return promptResult{StopReason: "end_turn"}, nil
 		}
 	}
+	s.mu.Lock()
+	via := s.via
+	s.via = ""
+	s.mu.Unlock()
+	if via != "" {
+		s.update(&updates.Chunk{SessionUpdate: "agent_message_chunk", Content: updates.ContentBlock{Type: "text",
+			Text: "The agent runs on " + a.cfg.Server.URL + ": its calls reach this window through " + via + ".\n\n"}})
+	}
 	t := newTurn()
 	s.mu.Lock()
 	if s.turn != nil {

@@ -44,6 +44,9 @@ type acpSession struct {
 	// conversation that starts from its history.
 	continueFrom string
 	exposed      *conversation.EndpointExposedError
+	// via, until the next prompt tells the person, says where the
+	// agent's calls come from when not from this machine (a relay).
+	via string
 
 	// sending is held while an update is checked and written: quiet (a
 	// cancelled turn answered, so its late updates are dropped) is set
@@ -285,7 +288,7 @@ func (a *Server) follow(ctx context.Context, s *acpSession, srv AgentServer, con
 		FallbackLLM:        localserver.FallbackLLM(a.log),
 		ConfirmationPolicy: srv.ConfirmationPolicy,
 		WorkingDir:         s.sess.Roots()[0],
-		MCP:                a.mcp.Private(s.sess),
+		MCP:                a.endpoint(s),
 		ExtraMCP:           s.servers,
 		OnUpdate:           s.update,
 		TerminalOutput:     a.capabilities().terminalOutput(),
@@ -293,6 +296,27 @@ func (a *Server) follow(ctx context.Context, s *acpSession, srv AgentServer, con
 		OnStatus:           s.status,
 		Logger:             a.cfg.Logger,
 	})
+}
+
+// endpoint is where the session's conversation's agent reaches its
+// tools: an endpoint of its own on this machine, or, with a relay set,
+// the relay on the agent-server's machine (which is then told the
+// person at the next prompt).
+func (a *Server) endpoint(s *acpSession) func(context.Context, conversation.Listen) (conversation.Endpoint, error) {
+	local := a.mcp.Private(s.sess)
+	if !a.cfg.Relay.On() {
+		return local
+	}
+	relayed := a.mcp.Relayed(s.sess, a.cfg.Relay, local)
+	return func(ctx context.Context, at conversation.Listen) (conversation.Endpoint, error) {
+		ep, err := relayed(ctx, at)
+		if err == nil && ep.Via != "" {
+			s.mu.Lock()
+			s.via = ep.Via
+			s.mu.Unlock()
+		}
+		return ep, err
+	}
 }
 
 // followOptions: conversation.Options' HistoryOnly, and a new

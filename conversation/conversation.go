@@ -48,6 +48,10 @@ type Endpoint struct {
 	// endpoint made for this link alone. A shared one (the editor's
 	// mcp/start) is handed to links without it.
 	Close func(context.Context) error
+	// Via says, for the person, where the agent's calls come from when
+	// they do not come from this machine ("the relay at URL, as window
+	// NAME"); "" for a local endpoint.
+	Via string
 }
 
 // Options configure Open.

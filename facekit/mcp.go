@@ -35,7 +35,8 @@ var errNoMCP = &UnavailableError{"this bridge was built without MCP"}
 // conversations), and those made for one conversation's agent alone,
 // which close with its link. Its zero value serves none: set Start.
 type MCP struct {
-	Start StartMCP // nil: this build serves no MCP
+	Start StartMCP   // nil: this build serves no MCP
+	Relay StartRelay // nil: this build reaches no relay
 	Log   *slog.Logger
 
 	mu     sync.Mutex
@@ -150,4 +151,45 @@ func (m *MCP) Private(sess *session.Session) func(context.Context, conversation.
 func withoutClose(ep conversation.Endpoint) conversation.Endpoint {
 	ep.Close = nil
 	return ep
+}
+
+// Relay is where a face's conversations reach their tools when their
+// agent-server runs on another machine: an oh-bridge relay there, which
+// the bridge dials out to (docs/relay.md). The zero value is none.
+type Relay struct {
+	// URL is the relay's editors' side.
+	URL string
+	// Secret is the pairing secret the relay was started with.
+	Secret string
+}
+
+// On says whether a relay is set.
+func (r Relay) On() bool { return r.URL != "" }
+
+// StartRelay registers the session with the relay as a window, if it is
+// not yet, and binds a new conversation to it: the endpoint its agent's
+// mcp_config names (the relay's URL and the conversation's token), with
+// Via saying where the calls come from. The one StartRelay is
+// cmd/oh-bridge's, over relaylink.
+type StartRelay func(ctx context.Context, sess *session.Session, relay Relay) (conversation.Endpoint, error)
+
+// Relayed is conversation.Options.MCP for a conversation whose
+// agent-server reaches the person's window only through a relay: a new
+// conversation is bound to this session's window there. An attached one
+// (at set) names a local endpoint, and gets what withoutRelay gives.
+func (m *MCP) Relayed(sess *session.Session, relay Relay, withoutRelay func(context.Context, conversation.Listen) (conversation.Endpoint, error)) func(context.Context, conversation.Listen) (conversation.Endpoint, error) {
+	return func(ctx context.Context, at conversation.Listen) (conversation.Endpoint, error) {
+		if at != (conversation.Listen{}) {
+			return withoutRelay(ctx, at)
+		}
+		if m.Relay == nil {
+			return conversation.Endpoint{}, &UnavailableError{"this build cannot reach a relay"}
+		}
+		ep, err := m.Relay(ctx, sess, relay)
+		if err != nil {
+			return conversation.Endpoint{}, err
+		}
+		m.log().Info("conversation bound through the relay", "relay", relay.URL, "via", ep.Via)
+		return ep, nil
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
+	"math"
 	"net/http"
 	"regexp"
 	"strings"
@@ -142,7 +143,7 @@ func (r *Relay) call(ctx context.Context, c *conversation, req *mcp.CallToolRequ
 		return r.answerErr(ctx, err)
 	}
 	params := &mcp.CallToolParams{Name: req.Params.Name, Arguments: req.Params.Arguments}
-	if tok := req.Params.GetProgressToken(); tok != nil {
+	if tok, ok := progressToken(req.Params.GetProgressToken()); ok {
 		params.SetProgressToken(tok)
 	}
 	res, err := al.client.CallTool(ctx, params)
@@ -150,6 +151,23 @@ func (r *Relay) call(ctx context.Context, c *conversation, req *mcp.CallToolRequ
 		return r.answerErr(ctx, err)
 	}
 	return res, nil
+}
+
+// progressToken is the agent's token as the SDK takes it again: a
+// number arrives decoded as a float64 (the agent-server's MCP client
+// sends 2), which the SDK's setter refuses, so a whole one becomes an
+// int64, the same on the wire. Any other is not passed on: the call
+// runs without progress rather than the relay failing.
+func progressToken(tok any) (any, bool) {
+	switch v := tok.(type) {
+	case string, int, int32, int64:
+		return v, true
+	case float64:
+		if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
+			return int64(v), true
+		}
+	}
+	return nil, false
 }
 
 // answerErr words a failed call for the agent. A call the agent

@@ -84,6 +84,17 @@ func Start(ctx context.Context, o Options) *Link {
 	return l
 }
 
+// Name is the window's name on the relay (its own, or told apart from a
+// namesake's), once the relay has welcomed it.
+func (l *Link) Name() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.relayKey == "" {
+		return l.opts.Name
+	}
+	return l.relayKey
+}
+
 // WindowID is the window's id on the relay.
 func (l *Link) WindowID() string { return l.window }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/oh-bridge/oh-bridge/internal/ohtest"
 	"github.com/oh-bridge/oh-bridge/mcpserver"
 	"github.com/oh-bridge/oh-bridge/relay"
 	"github.com/oh-bridge/oh-bridge/relaylink"
@@ -221,7 +222,13 @@ func TestThroughTheRelay(t *testing.T) {
 	if got := strings.Join(names, ","); got != "file_editor,task_tracker,terminal" && got != "terminal,file_editor,task_tracker" {
 		t.Fatalf("tools through the relay: %s", got)
 	}
-	res := call(t, cs, "terminal", map[string]any{"command": "echo hi-$((40+2)) && pwd"})
+	// A numeric progress token, as the agent-server's MCP client sends.
+	p := &mcp.CallToolParams{Name: "terminal", Arguments: map[string]any{"command": "echo hi-$((40+2)) && pwd"}}
+	p.SetProgressToken(2)
+	res, err := cs.CallTool(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if res.IsError || !strings.Contains(text(res), "hi-42") || !strings.Contains(text(res), r.root) {
 		t.Fatalf("terminal through the relay: %v %q", res.IsError, text(res))
 	}
@@ -365,10 +372,8 @@ func (nopHost) ToolList() ([]*mcp.Tool, string)                      { return ni
 // waitFile waits for a file the command under test makes.
 func waitFile(t *testing.T, path string) {
 	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if _, err := os.Stat(path); err == nil {
-			return
-		}
-	}
-	t.Fatalf("%s never appeared", path)
+	ohtest.WaitFor(t, path+" to appear", func() bool {
+		_, err := os.Stat(path)
+		return err == nil
+	})
 }

@@ -101,6 +101,8 @@ func acpMain(args []string) int {
 		logFile    = fset.String("log-file", "", "write the log to this file instead of "+acpLogHint()+"; - writes it to stderr")
 		logLevel   = fset.String("log-level", "info", "log level: debug, info, warn or error; debug logs every ACP message, both ways")
 		record     = fset.String("record", "", "record every message in both directions to this JSONL file, for oh-bridge replay")
+		relayURL   = fset.String("relay", "", "the agent-server runs on another machine with an oh-bridge relay beside it: the relay's editors' side URL (docs/relay.md); its secret comes from --relay-secret-file or OH_BRIDGE_RELAY_SECRET")
+		relaySec   = fset.String("relay-secret-file", "", "with --relay: the file holding the relay's pairing secret")
 		findServer = fset.Bool("find-server", true, "with no server configured, look for the agent-server this person runs (Agent Canvas, port 8000) and offer to start one")
 	)
 	fset.Usage = func() {
@@ -171,12 +173,19 @@ func acpMain(args []string) int {
 			Log:  serverLog{logger},
 		}
 	}
+	relay, err := relayFromFlags(pick(*relayURL, "OH_BRIDGE_RELAY_URL", ""), *relaySec)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "oh-bridge acp:", err)
+		return 2
+	}
 	agent := acp.New(acp.Config{
 		Version:        version,
 		Logger:         logger,
 		Server:         srv,
 		Trust:          trusted,
 		StartMCP:       startMCP(logger, trusted, nil),
+		Relay:          relay,
+		StartRelay:     startRelay(logger, "ACP", nil),
 		HowToConfigure: howToConfigure(*configPath),
 		Local:          local,
 	})

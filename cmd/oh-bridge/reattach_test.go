@@ -94,6 +94,13 @@ func startACPProcessIn(t *testing.T, dir, serverURL string, env []string, answer
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "OH_BRIDGE_SERVER_URL="+serverURL, "LLM_MODEL=stand-in/scripted", "LLM_API_KEY=k")
 	cmd.Env = append(cmd.Env, env...)
+	return runACPProcess(t, cmd, answer...)
+}
+
+// runACPProcess starts cmd, an `oh-bridge acp` (run however the test
+// needs), and initializes it.
+func runACPProcess(t *testing.T, cmd *exec.Cmd, answer ...func(map[string]any) any) *acpProcess {
+	t.Helper()
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	a := &acpProcess{acpLines: newACPLines(stdin), t: t, cmd: cmd, stderr: &logbuf.Buffer{}, done: make(chan struct{})}

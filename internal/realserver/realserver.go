@@ -13,6 +13,7 @@
 package realserver
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -151,6 +152,12 @@ type Options struct {
 	// again in the same Dir on the same Port is the same server to its
 	// clients, restarted.
 	Port int
+	// Command makes the server's command (exec.Command when nil): a
+	// test wraps it to run it in a network namespace of its own, where
+	// Dial reaches it (and Port must be given: no free port is known
+	// there).
+	Command func(name string, args ...string) *exec.Cmd
+	Dial    func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // Server is a running agent-server.
@@ -163,6 +170,7 @@ type Server struct {
 	Startup time.Duration
 
 	cmd    *exec.Cmd
+	dial   func(ctx context.Context, network, addr string) (net.Conn, error)
 	log    logbuf.Buffer
 	exited chan struct{}
 	ownDir bool
@@ -264,7 +272,12 @@ func launch(venv string, o Options) (*Server, error) {
 		}
 	}
 	s.URL = "http://127.0.0.1:" + strconv.Itoa(port)
-	s.cmd = exec.Command(Python(venv), "-I", "-m", "openhands.agent_server", "--host", "127.0.0.1", "--port", strconv.Itoa(port))
+	command := exec.Command
+	if o.Command != nil {
+		command = o.Command
+	}
+	s.cmd = command(Python(venv), "-I", "-m", "openhands.agent_server", "--host", "127.0.0.1", "--port", strconv.Itoa(port))
+	s.dial = o.Dial
 	s.cmd.Dir = s.Dir
 	s.cmd.Env = append(environment(), "HOME="+s.Home,
 		"OH_SESSION_API_KEYS_0="+s.Key,
@@ -315,6 +328,9 @@ func environment() []string {
 // deadline passes.
 func (s *Server) awaitReady(deadline time.Time) error {
 	hc := &http.Client{Timeout: 2 * time.Second}
+	if s.dial != nil {
+		hc.Transport = &http.Transport{DialContext: s.dial}
+	}
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {

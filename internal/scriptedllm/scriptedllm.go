@@ -171,7 +171,14 @@ type Server struct {
 // test prints the transcript.
 func Start(t testing.TB, turns ...Turn) *Server {
 	t.Helper()
-	s, err := serve(func(msg string) { t.Errorf("%s", msg) }, turns)
+	return StartOn(t, nil, turns...)
+}
+
+// StartOn is Start on a listener of the test's (one in a network
+// namespace of its own); nil listens on 127.0.0.1.
+func StartOn(t testing.TB, ln net.Listener, turns ...Turn) *Server {
+	t.Helper()
+	s, err := serve(func(msg string) { t.Errorf("%s", msg) }, turns, ln)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,13 +196,15 @@ func Start(t testing.TB, turns ...Turn) *Server {
 // gets each failure a test would fail with; the agent still gets its 500.
 // Wait needs a test: use Done.
 func Serve(report func(msg string), turns ...Turn) (*Server, error) {
-	return serve(report, turns)
+	return serve(report, turns, nil)
 }
 
-func serve(report func(string), turns []Turn) (*Server, error) {
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
+func serve(report func(string), turns []Turn, ln net.Listener) (*Server, error) {
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp4", "127.0.0.1:0"); err != nil {
+			return nil, err
+		}
 	}
 	s := &Server{URL: "http://" + ln.Addr().String() + "/v1", report: report, turns: turns, done: make(chan struct{}), broken: make(chan struct{})}
 	for range turns {
