@@ -40,8 +40,12 @@ type cloud struct {
 	prefix     string // "/s/{session}"
 }
 
-func (c *cloud) relayURL() string { return fmt.Sprintf("http://%s:%d%s/relay", c.m.Addr, cloudProxy, c.prefix) }
-func (c *cloud) agentURL() string { return fmt.Sprintf("http://%s:%d%s/agent", c.m.Addr, cloudProxy, c.prefix) }
+func (c *cloud) relayURL() string {
+	return fmt.Sprintf("http://%s:%d%s/relay", c.m.Addr, cloudProxy, c.prefix)
+}
+func (c *cloud) agentURL() string {
+	return fmt.Sprintf("http://%s:%d%s/agent", c.m.Addr, cloudProxy, c.prefix)
+}
 
 // needTopology skips (fails in CI) without what the machines need.
 func needTopology(t *testing.T) {
