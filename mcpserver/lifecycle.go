@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/oh-bridge/oh-bridge/internal/mcpadopt"
 )
 
 // How the HTTP endpoint tells that a client is gone. Claude Code and
@@ -32,8 +34,8 @@ const (
 )
 
 const (
-	sessionHeader         = "Mcp-Session-Id"
-	protocolVersionHeader = "Mcp-Protocol-Version"
+	sessionHeader         = mcpadopt.SessionHeader
+	protocolVersionHeader = mcpadopt.ProtocolVersionHeader
 )
 
 var tooManySessions = fmt.Sprintf("this endpoint already serves %d MCP sessions, each with its own shell: end one (its agent exits, or sends DELETE), or restart the endpoint (mcp/stop, mcp/start)", MaxSessions)
@@ -77,8 +79,8 @@ func (w *watch) handler(next http.Handler) http.Handler {
 				}
 				// One session is made at a time: an adopted one takes
 				// the id the SDK asks for next (adopt.go).
-				w.s.making.Lock()
-				defer w.s.making.Unlock()
+				w.s.adopter.Making.Lock()
+				defer w.s.adopter.Making.Unlock()
 			}
 		}
 		if id != "" && w.adopt && (r.Method == http.MethodPost || r.Method == http.MethodGet) && !w.s.knows(id) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/oh-bridge/oh-bridge/internal/mcpadopt"
 	"github.com/oh-bridge/oh-bridge/ohtools"
 	"github.com/oh-bridge/oh-bridge/session"
 )
@@ -58,12 +59,12 @@ type Server struct {
 	tools  []*ohtools.Tool // the tools served
 	listed []*mcp.Tool     // as served, for a relay to serve the same
 
-	mu       sync.Mutex
-	agents   map[*mcp.ServerSession]*session.Agent
-	watch    *watch // the HTTP endpoint's, if it serves one
-	adopting string // the id the next session takes (adopt.go)
-	// making is held while the HTTP endpoint makes a session.
-	making sync.Mutex
+	mu     sync.Mutex
+	agents map[*mcp.ServerSession]*session.Agent
+	watch  *watch // the HTTP endpoint's, if it serves one
+	// adopter names the sessions made, and takes over earlier ones
+	// (adopt.go); its Making is held while the HTTP endpoint makes one.
+	adopter mcpadopt.Adopter
 }
 
 const instructions = "These are OpenHands' own tools (%s), acting in the user's workspace " +
@@ -98,7 +99,7 @@ func New(sess *session.Session, o Options) *Server {
 			Logger:                    s.sdkLog,
 			Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 			SupportedProtocolVersions: ProtocolVersions,
-			GetSessionID:              s.sessionID,
+			GetSessionID:              s.adopter.SessionID,
 		})
 	for _, t := range tools {
 		d := t.Definition(sess.Roots()[0])

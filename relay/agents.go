@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/oh-bridge/oh-bridge/internal/mcpadopt"
 	"github.com/oh-bridge/oh-bridge/relay/wire"
 )
 
@@ -28,6 +29,10 @@ type conversation struct {
 
 	once    sync.Once
 	handler http.Handler // made on the agent's first request, from the window's tools
+	server  *mcp.Server
+	// adopter names the agent's sessions, and takes over those the agent
+	// holds from before a restart of the relay (internal/mcpadopt).
+	adopter mcpadopt.Adopter
 
 	mu     sync.Mutex
 	agents map[*mcp.ServerSession]*agentLink
@@ -39,6 +44,11 @@ type agentLink struct {
 	stream *wire.Stream
 	client *mcp.ClientSession
 }
+
+// protocolVersions are the MCP versions the agents' side serves, newest
+// first: those with sessions, as an agent's terminal lives as long as its
+// session (mcpserver serves the same).
+var protocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
 
 var conversationKey = regexp.MustCompile(`^[A-Za-z0-9_-]{16,64}$`)
 
@@ -55,7 +65,45 @@ func (r *Relay) bind(win *window) (wire.Bound, error) {
 	}
 	key, token := NewSecret()[:32], NewSecret()
 	r.conversations[key] = r.newConversation(key, token, win.info.ID, win.owner)
+	r.boundLocked()
 	return wire.Bound{Conversation: key, URL: strings.TrimSuffix(r.opts.AgentBase, "/") + "/mcp/" + key, Token: token}, nil
+}
+
+// boundLocked wakes the requests that wait for a conversation to be
+// bound. r.mu is held.
+func (r *Relay) boundLocked() {
+	close(r.bound)
+	r.bound = make(chan struct{})
+}
+
+// rebindWait is how long after its start the relay holds a request for
+// a conversation it does not know: a bridge whose relay went away dials
+// again within 5 s (relaylink's longest wait between tries).
+const rebindWait = 10 * time.Second
+
+// conversation finds a conversation. In the relay's first seconds after
+// it starts, one not known waits for the windows to come back: a relay that
+// restarted learns its conversations again from their bridges' hellos,
+// and an agent's call that comes first is not refused for that.
+func (r *Relay) conversation(ctx context.Context, key string) *conversation {
+	for {
+		r.mu.Lock()
+		c, wait := r.conversations[key], r.bound
+		r.mu.Unlock()
+		left := rebindWait - time.Since(r.started)
+		if c != nil || left <= 0 {
+			return c
+		}
+		t := time.NewTimer(left)
+		select {
+		case <-wait:
+			t.Stop()
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		}
+	}
 }
 
 // AgentHandler serves the agents' side: /mcp/{conversation}, MCP over
@@ -68,9 +116,7 @@ func (r *Relay) AgentHandler() http.Handler {
 			http.Error(w, "the relay serves an agent's tools at /mcp/{conversation}", http.StatusNotFound)
 			return
 		}
-		r.mu.Lock()
-		c := r.conversations[key]
-		r.mu.Unlock()
+		c := r.conversation(req.Context(), key)
 		token, _ := bearer(req)
 		sum := sha256.Sum256([]byte(token))
 		if c == nil || subtle.ConstantTimeCompare(sum[:], c.token[:]) != 1 {
@@ -83,6 +129,19 @@ func (r *Relay) AgentHandler() http.Handler {
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 			return
+		}
+		id := req.Header.Get(mcpadopt.SessionHeader)
+		switch {
+		case id == "" && req.Method == http.MethodPost:
+			// An initialize: one session is made at a time, so an
+			// adopted id goes to no other.
+			c.adopter.Making.Lock()
+			defer c.adopter.Making.Unlock()
+		case id != "" && (req.Method == http.MethodPost || req.Method == http.MethodGet) && !mcpadopt.Knows(c.server, id):
+			// A session from before the relay restarted.
+			if err := c.adopter.Adopt(req, h, c.server, req.URL.Path, id, protocolVersions); err != nil {
+				r.log.Info("an agent's MCP session from before could not be taken over", "conversation", key, "error", err)
+			}
 		}
 		h.ServeHTTP(w, req)
 	})
@@ -105,7 +164,9 @@ func (r *Relay) handlerFor(c *conversation) (http.Handler, error) {
 	var err error
 	c.once.Do(func() {
 		srv := mcp.NewServer(&mcp.Implementation{Name: "oh-bridge-relay", Version: r.opts.Version},
-			&mcp.ServerOptions{Instructions: info.Instructions, Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}})
+			&mcp.ServerOptions{Instructions: info.Instructions, Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+				SupportedProtocolVersions: protocolVersions, GetSessionID: c.adopter.SessionID})
+		c.server = srv
 		for _, raw := range info.Tools {
 			var t mcp.Tool
 			if e := json.Unmarshal(raw, &t); e != nil || t.Name == "" {

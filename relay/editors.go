@@ -107,7 +107,10 @@ func (r *Relay) serveLink(w http.ResponseWriter, req *http.Request, owner [32]by
 		r.linkDropped(win, link)
 		return
 	}
-	r.carry(win, link, hello.Streams)
+	go r.carry(win, link, hello.Streams)()
+	beat, stop := context.WithCancel(ctx)
+	defer stop()
+	go link.Keepalive(beat, r.opts.heartbeat())
 	err = link.Run(ctx, func(f wire.Frame) error { return r.fromBridge(win, link, f) })
 	r.log.Info("link dropped", "window", win.info.ID, "error", err)
 	r.linkDropped(win, link)
@@ -152,10 +155,15 @@ func (r *Relay) register(owner [32]byte, hello wire.Frame, link *wire.Link) (*wi
 	}
 	// The bridge's conversations: a relay that restarted binds them
 	// again; one bound to another window stays with it.
+	rebound := false
 	for _, b := range info.Conversations {
 		if c := r.conversations[b.Conversation]; c == nil && len(r.conversations) < r.opts.MaxConversations && conversationKey.MatchString(b.Conversation) {
 			r.conversations[b.Conversation] = r.newConversation(b.Conversation, b.Token, info.ID, owner)
+			rebound = true
 		}
+	}
+	if rebound {
+		r.boundLocked()
 	}
 	streams := map[string]uint64{}
 	for id, s := range win.streams {
@@ -164,11 +172,17 @@ func (r *Relay) register(owner [32]byte, hello wire.Frame, link *wire.Link) (*wi
 	return win, wire.Frame{T: wire.TWelcome, Window: &wire.Window{ID: info.ID, Name: win.name}, Streams: streams}, nil
 }
 
-// carry puts the window's streams on its new link. A stream the bridge
-// no longer has (it restarted) ends, in words, for the agent.
-func (r *Relay) carry(win *window, link *wire.Link, bridgeHas map[string]uint64) {
+// carry puts the window's streams on its new link: it holds them there
+// at once and returns the resend of what the bridge lacks, to run while
+// the link reads. A stream the bridge no longer has (it restarted) ends,
+// in words, for the agent.
+func (r *Relay) carry(win *window, link *wire.Link, bridgeHas map[string]uint64) (resendAll func()) {
+	type resend struct {
+		s   *wire.Stream
+		got uint64
+	}
+	var todo []resend
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	for id, s := range win.streams {
 		got, ok := bridgeHas[id]
 		if !ok {
@@ -176,8 +190,18 @@ func (r *Relay) carry(win *window, link *wire.Link, bridgeHas map[string]uint64)
 			delete(win.streams, id)
 			continue
 		}
-		if err := link.Carry(s, got); err != nil {
-			return // the link is going; the next one carries them
+		link.Hold(s)
+		todo = append(todo, resend{s, got})
+	}
+	r.mu.Unlock()
+	// The streams are held on the link before it reads, so what the
+	// bridge sends for them at once is taken; the resends go while it
+	// reads.
+	return func() {
+		for _, t := range todo {
+			if err := link.Carry(t.s, t.got); err != nil {
+				return // the link is going; the next one carries them
+			}
 		}
 	}
 }

@@ -36,8 +36,17 @@ type Options struct {
 	CallTimeout time.Duration
 	// Caps (0: the defaults below).
 	MaxWindows, MaxConversations, MaxCalls int
-	Version                                string
-	Logger                                 *slog.Logger
+	// Heartbeat is how often a link is pinged (0: wire.Heartbeat).
+	Heartbeat time.Duration
+	Version   string
+	Logger    *slog.Logger
+}
+
+func (o Options) heartbeat() time.Duration {
+	if o.Heartbeat == 0 {
+		return wire.Heartbeat
+	}
+	return o.Heartbeat
 }
 
 // Defaults.
@@ -59,9 +68,14 @@ type Relay struct {
 	secrets [][32]byte
 	calls   chan struct{} // a slot per call running
 
+	started time.Time
+
 	mu            sync.Mutex
 	windows       map[string]*window
 	conversations map[string]*conversation
+	// bound is closed, and replaced, each time conversations are bound:
+	// a request for one not (yet) known waits on it after a restart.
+	bound chan struct{}
 }
 
 // New returns a relay. It needs at least one pairing secret.
@@ -88,7 +102,7 @@ func New(o Options) (*Relay, error) {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	r := &Relay{opts: o, log: o.Logger.With("component", "relay"), calls: make(chan struct{}, o.MaxCalls),
-		windows: map[string]*window{}, conversations: map[string]*conversation{}}
+		windows: map[string]*window{}, conversations: map[string]*conversation{}, bound: make(chan struct{}), started: time.Now()}
 	for _, s := range o.Secrets {
 		if len(s) < 16 {
 			return nil, fmt.Errorf("a pairing secret of %d characters is too short to guard a shell: use 16 or more (`oh-bridge relay secret` makes one)", len(s))

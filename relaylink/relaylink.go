@@ -50,6 +50,15 @@ type Options struct {
 	HTTPClient *http.Client
 	// OnState is told each time the link comes up (err nil) or fails.
 	OnState func(up bool, err error)
+	// Heartbeat is how often the link is pinged (0: wire.Heartbeat).
+	Heartbeat time.Duration
+}
+
+func (o Options) heartbeat() time.Duration {
+	if o.Heartbeat == 0 {
+		return wire.Heartbeat
+	}
+	return o.Heartbeat
 }
 
 // Link is a window's registration with a relay.
@@ -193,6 +202,11 @@ func (l *Link) once() (up bool, err error) {
 	if welcome.Window != nil {
 		l.relayKey = welcome.Window.Name
 	}
+	type resend struct {
+		s   *wire.Stream
+		got uint64
+	}
+	var todo []resend
 	for id, s := range l.streams {
 		got, ok := welcome.Streams[id]
 		if !ok {
@@ -202,12 +216,24 @@ func (l *Link) once() (up bool, err error) {
 			delete(l.streams, id)
 			continue
 		}
-		_ = link.Carry(s, got)
+		link.Hold(s)
+		todo = append(todo, resend{s, got})
 	}
 	l.mu.Unlock()
+	// The resends go while the link reads (wire.Link.Carry says why).
+	go func() {
+		for _, t := range todo {
+			if link.Carry(t.s, t.got) != nil {
+				return
+			}
+		}
+	}()
 	if l.opts.OnState != nil {
 		l.opts.OnState(true, nil)
 	}
+	beat, stop := context.WithCancel(l.ctx)
+	defer stop()
+	go link.Keepalive(beat, l.opts.heartbeat())
 	err = link.Run(l.ctx, func(f wire.Frame) error { return l.fromRelay(link, f) })
 	l.mu.Lock()
 	l.link = nil

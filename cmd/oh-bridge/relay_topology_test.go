@@ -38,6 +38,24 @@ type cloud struct {
 	server     *realserver.Server
 	secretFile string
 	prefix     string // "/s/{session}"
+	stopRelay  func()
+}
+
+// startRelay starts the relay on its ports (again, after stopRelay).
+func (c *cloud) startRelay(t *testing.T) {
+	t.Helper()
+	relay := c.m.Command(bin, "relay", "--secret-file", c.secretFile,
+		"--agents", fmt.Sprintf("127.0.0.1:%d", cloudRelayAgents), "--editors", fmt.Sprintf("127.0.0.1:%d", cloudRelayEdit))
+	var lines <-chan string
+	lines, c.stopRelay = startStoppable(t, relay, "the relay")
+	select {
+	case l := <-lines:
+		if !strings.Contains(l, "editors' side") {
+			t.Fatalf("the relay said %q", l)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the relay did not start in 20 s")
+	}
 }
 
 func (c *cloud) relayURL() string {
@@ -82,12 +100,7 @@ func startCloud(t *testing.T, m *netns.Machine) *cloud {
 	}
 	c.server = realserver.Start(t, realserver.Latest, realserver.Options{Port: cloudAgentServer, Command: m.Command, Dial: m.DialContext})
 
-	relay := m.Command(bin, "relay", "--secret-file", c.secretFile,
-		"--agents", fmt.Sprintf("127.0.0.1:%d", cloudRelayAgents), "--editors", fmt.Sprintf("127.0.0.1:%d", cloudRelayEdit))
-	lines := startLogged(t, relay, "the relay")
-	if l := <-lines; !strings.Contains(l, "editors' side") {
-		t.Fatalf("the relay said %q", l)
-	}
+	c.startRelay(t)
 
 	conf := fmt.Sprintf(`user root;
 worker_processes 1;
@@ -149,6 +162,14 @@ http {
 // lines; its stderr is printed when the test fails.
 func startLogged(t *testing.T, cmd *exec.Cmd, what string) <-chan string {
 	t.Helper()
+	lines, _ := startStoppable(t, cmd, what)
+	return lines
+}
+
+// startStoppable is startLogged with a stop: SIGINT, then SIGKILL after
+// 5 s, and the wait.
+func startStoppable(t *testing.T, cmd *exec.Cmd, what string) (<-chan string, func()) {
+	t.Helper()
 	out, _ := cmd.StdoutPipe()
 	stderr := &logbuf.Buffer{}
 	cmd.Stderr = stderr
@@ -163,20 +184,24 @@ func startLogged(t *testing.T, cmd *exec.Cmd, what string) <-chan string {
 		}
 		close(lines)
 	}()
-	t.Cleanup(func() {
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	stop := func() {
 		_ = cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
 		select {
 		case <-done:
 		case <-time.After(5 * time.Second):
 			_ = cmd.Process.Kill()
+			<-done
 		}
+	}
+	t.Cleanup(func() {
+		stop()
 		if t.Failed() {
 			t.Logf("%s:\n%s", what, stderr.String())
 		}
 	})
-	return lines
+	return lines, stop
 }
 
 // laptopACP is `oh-bridge acp` on the laptop, given the cloud's
@@ -188,6 +213,73 @@ func laptopACP(t *testing.T, m *netns.Machine, c *cloud, llmURL string) *acpProc
 	cmd.Env = append(os.Environ(), "OH_BRIDGE_SESSION_API_KEY="+c.server.Key,
 		"LLM_MODEL="+scriptedModel, "LLM_BASE_URL="+llmURL, "LLM_API_KEY=k")
 	return runACPProcess(t, cmd)
+}
+
+// promptWithin sends a prompt and waits up to within for the turn's end.
+func promptWithin(t *testing.T, a *acpProcess, sessionID, text string, within time.Duration) {
+	t.Helper()
+	select {
+	case m := <-a.request("session/prompt", map[string]any{"sessionId": sessionID, "prompt": []any{map[string]any{"type": "text", "text": text}}}):
+		if e, ok := m["error"]; ok {
+			t.Fatalf("session/prompt: %v", e)
+		}
+	case <-a.done:
+		t.Fatal("session/prompt: the bridge exited")
+	case <-time.After(within):
+		t.Fatalf("session/prompt: no answer within %s", within)
+	}
+}
+
+// window is a laptop window: an `oh-bridge acp` with a workspace, its
+// session, and the model the cloud's agent asks for it.
+type window struct {
+	ws      string
+	acp     *acpProcess
+	session string
+	llm     *scriptedllm.Server
+}
+
+func openWindow(t *testing.T, laptop, cloudM *netns.Machine, c *cloud, name string, turns func(ws string) []scriptedllm.Turn) *window {
+	t.Helper()
+	w := &window{ws: filepath.Join(t.TempDir(), name)}
+	if err := os.Mkdir(w.ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := cloudM.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.llm = scriptedllm.StartOn(t, ln, turns(w.ws)...)
+	w.llm.AnswerTitles("Relay turn")
+	w.acp = laptopACP(t, laptop, c, w.llm.URL)
+	s, err := w.acp.call("session/new", map[string]any{"cwd": w.ws, "mcpServers": []any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.session = s["sessionId"].(string)
+	return w
+}
+
+func (w *window) file(t *testing.T, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(w.ws, name))
+	if err != nil {
+		t.Fatalf("%s in %s: %v", name, w.ws, err)
+	}
+	return strings.TrimSpace(string(data))
+}
+
+// toolResults counts, in the last request the agent made of its model,
+// the tool results that contain text.
+func toolResults(w *window, text string) int {
+	reqs := w.llm.Requests()
+	n := 0
+	for _, m := range reqs[len(reqs)-1].Messages {
+		if m.Role == "tool" && strings.Contains(m.Text(), text) {
+			n++
+		}
+	}
+	return n
 }
 
 // TestRelayTopology: a cloud (the real agent-server 1.58.2, the relay,
@@ -216,40 +308,137 @@ func TestRelayTopology(t *testing.T) {
 	cancel()
 
 	c := startCloud(t, cloudM)
-	ws := filepath.Join(t.TempDir(), "laptop-ws")
-	if err := os.Mkdir(ws, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	llmLn, err := cloudM.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	llm := scriptedllm.StartOn(t, llmLn,
-		terminalCall("echo from-the-cloud-$((6*7)) > landed.txt && cat landed.txt"),
-		call("file_editor", map[string]any{"command": "create", "path": filepath.Join(ws, "edited.txt"), "file_text": "edited through the relay\n"}),
-		says("Done."))
-	llm.AnswerTitles("Relay turn")
 
-	a := laptopACP(t, laptop, c, llm.URL)
-	s, err := a.call("session/new", map[string]any{"cwd": ws, "mcpServers": []any{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.prompt(s["sessionId"].(string), "Run it.")
-	llm.Wait(60 * time.Second)
-	if data, err := os.ReadFile(filepath.Join(ws, "landed.txt")); err != nil || strings.TrimSpace(string(data)) != "from-the-cloud-42" {
-		t.Fatalf("the command's file in the laptop's workspace: %q %v", data, err)
-	}
-	if data, err := os.ReadFile(filepath.Join(ws, "edited.txt")); err != nil || string(data) != "edited through the relay\n" {
-		t.Fatalf("the edit in the laptop's workspace: %q %v", data, err)
-	}
-	// The agent read the laptop's own output, and the person was told
-	// where the calls come from.
-	result, ok := llm.Requests()[1].ToolResult(llm.Requests()[1].Messages[len(llm.Requests()[1].Messages)-1].ToolCallID)
-	if !ok || !strings.Contains(result, "from-the-cloud-42") {
-		t.Errorf("the agent's view of the command: %q", result)
-	}
-	if said := a.messages(); !regexp.MustCompile(`through the relay at http://` + regexp.QuoteMeta(cloudM.Addr) + `:\d+/s/abc/relay, as window "laptop-ws — ACP"`).MatchString(said) {
-		t.Errorf("the person was not told where the calls come from: %q", said)
-	}
+	one := openWindow(t, laptop, cloudM, c, "laptop-ws", func(ws string) []scriptedllm.Turn {
+		return []scriptedllm.Turn{
+			// A turn: a command and an edit.
+			terminalCall("echo from-the-cloud-$((6*7)) > landed.txt && cat landed.txt"),
+			call("file_editor", map[string]any{"command": "create", "path": filepath.Join(ws, "edited.txt"), "file_text": "edited through the relay\n"}),
+			says("Done."),
+			// The cut: the command ends while the link is down.
+			terminalCall("touch started; while [ ! -e go ]; do sleep 0.05; done; echo finished-$((2*21)) | tee finished.txt"),
+			says("Done after the cut."),
+			// After the relay restarts.
+			terminalCall("echo after-restart > restarted.txt"),
+			says("Done after the restart."),
+		}
+	})
+	two := openWindow(t, laptop, cloudM, c, "laptop-ws", func(ws string) []scriptedllm.Turn {
+		return []scriptedllm.Turn{terminalCall("echo window-two > two.txt && pwd"), says("Two done.")}
+	})
+
+	t.Run("a turn lands in the laptop", func(t *testing.T) {
+		promptWithin(t, one.acp, one.session, "Run it.", 60*time.Second)
+		if got := one.file(t, "landed.txt"); got != "from-the-cloud-42" {
+			t.Fatalf("the command's file: %q", got)
+		}
+		if got := one.file(t, "edited.txt"); got != "edited through the relay" {
+			t.Fatalf("the edit: %q", got)
+		}
+		if n := toolResults(one, "from-the-cloud-42"); n == 0 {
+			t.Errorf("the agent did not read the command's output")
+		}
+		said := one.acp.messages()
+		if !regexp.MustCompile(`through the relay at http://` + regexp.QuoteMeta(cloudM.Addr) + `:\d+/s/abc/relay, as window "laptop-ws — ACP`).MatchString(said) {
+			t.Errorf("the person was not told where the calls come from: %q", said)
+		}
+	})
+
+	t.Run("two windows do not cross", func(t *testing.T) {
+		promptWithin(t, two.acp, two.session, "Run yours.", 60*time.Second)
+		if got := two.file(t, "two.txt"); got != "window-two" {
+			t.Fatalf("window two's file: %q", got)
+		}
+		for _, f := range []string{"two.txt"} {
+			if _, err := os.Stat(filepath.Join(one.ws, f)); err == nil {
+				t.Errorf("window two's %s landed in window one", f)
+			}
+		}
+		for _, f := range []string{"landed.txt", "edited.txt"} {
+			if _, err := os.Stat(filepath.Join(two.ws, f)); err == nil {
+				t.Errorf("window one's %s landed in window two", f)
+			}
+		}
+		if !strings.Contains(two.acp.messages(), `as window "laptop-ws — ACP (2)"`) {
+			t.Errorf("the second window of the same workspace is not told apart: %q", two.acp.messages())
+		}
+	})
+
+	t.Run("the link cut mid-command", func(t *testing.T) {
+		turn := make(chan struct{})
+		go func() {
+			defer close(turn)
+			promptWithin(t, one.acp, one.session, "Wait for it.", 120*time.Second)
+		}()
+		ohtest.WaitWithin(t, 30*time.Second, "the command to start in the laptop", func() bool {
+			_, err := os.Stat(filepath.Join(one.ws, "started"))
+			return err == nil
+		})
+		laptop.LinkDown(t)
+		if err := os.WriteFile(filepath.Join(one.ws, "go"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ohtest.WaitWithin(t, 30*time.Second, "the command to finish while the link is down", func() bool {
+			_, err := os.Stat(filepath.Join(one.ws, "finished.txt"))
+			return err == nil
+		})
+		// The bridge's heartbeat finds the link dead, so the result
+		// waits for a new link, not for TCP to resend it.
+		ohtest.WaitWithin(t, 30*time.Second, "the laptop's bridge to see its relay link down", func() bool {
+			return strings.Count(one.acp.stderr.String(), "relay link down") > 0
+		})
+		laptop.LinkUp(t)
+		<-turn
+		if n := toolResults(one, "finished-42"); n != 1 {
+			t.Fatalf("the agent got the command's result %d times, not once", n)
+		}
+	})
+
+	t.Run("refused: wrong secret, wrong token, foreign origin", func(t *testing.T) {
+		hc := &http.Client{Transport: &http.Transport{DialContext: laptop.DialContext}, Timeout: 10 * time.Second}
+		req, _ := http.NewRequest("GET", c.relayURL()+"/link", nil)
+		for k, v := range map[string]string{"Authorization": "Bearer not-the-secret", "Connection": "Upgrade", "Upgrade": "websocket",
+			"Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="} {
+			req.Header.Set(k, v)
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("a wrong pairing secret through the proxy: %d", resp.StatusCode)
+		}
+		secret, _ := os.ReadFile(c.secretFile)
+		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(secret)))
+		req.Header.Set("Origin", "https://elsewhere.example")
+		if resp, err = hc.Do(req); err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("a foreign Origin through the proxy: %d", resp.StatusCode)
+		}
+		// The agents' side, from the cloud: a conversation's URL with a
+		// wrong token.
+		cc := &http.Client{Transport: &http.Transport{DialContext: cloudM.DialContext}, Timeout: 10 * time.Second}
+		r2, _ := http.NewRequest("POST", fmt.Sprintf("http://127.0.0.1:%d/mcp/0123456789abcdef0123", cloudRelayAgents), strings.NewReader(`{}`))
+		r2.Header.Set("Authorization", "Bearer wrong")
+		if resp, err = cc.Do(r2); err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("a wrong conversation token: %d", resp.StatusCode)
+		}
+	})
+
+	t.Run("the relay restarts", func(t *testing.T) {
+		c.stopRelay()
+		c.startRelay(t)
+		promptWithin(t, one.acp, one.session, "Again.", 120*time.Second)
+		if got := one.file(t, "restarted.txt"); got != "after-restart" {
+			t.Fatalf("after the restart: %q", got)
+		}
+	})
 }

@@ -23,13 +23,19 @@ type Link struct {
 	ctx  context.Context
 
 	mu      sync.Mutex
-	streams map[string]*Stream
+	streams map[string]carried
+}
+
+// carried is a stream on this link, with its attachment's number.
+type carried struct {
+	s   *Stream
+	gen uint64
 }
 
 // NewLink wraps a WebSocket. Its frames are read by Run.
 func NewLink(ctx context.Context, conn *websocket.Conn) *Link {
 	conn.SetReadLimit(MaxFrame)
-	return &Link{conn: conn, ctx: ctx, streams: map[string]*Stream{}}
+	return &Link{conn: conn, ctx: ctx, streams: map[string]carried{}}
 }
 
 // Send writes one frame.
@@ -63,13 +69,29 @@ func (l *Link) Receive(ctx context.Context) (Frame, error) {
 	return f, nil
 }
 
-// Carry puts a stream on this link, after the peer said what it has of
-// it: what the peer lacks is sent again.
-func (l *Link) Carry(s *Stream, peerReceived uint64) error {
+// Hold registers a stream on this link before its messages are resent,
+// so that what the peer sends for it at once is taken.
+func (l *Link) Hold(s *Stream) {
 	l.mu.Lock()
-	l.streams[s.ID()] = s
+	if _, ok := l.streams[s.ID()]; !ok {
+		l.streams[s.ID()] = carried{s: s}
+	}
 	l.mu.Unlock()
-	return s.Attach(l.Send, peerReceived)
+}
+
+// Carry puts a stream on this link, after the peer said what it has of
+// it: what the peer lacks is sent again. The resend writes to the
+// network, so a link's streams are carried while Run reads (each side
+// resending what the other does not read would be a deadlock).
+func (l *Link) Carry(s *Stream, peerReceived uint64) error {
+	l.Hold(s)
+	gen, err := s.Attach(l.Send, peerReceived)
+	l.mu.Lock()
+	if c, ok := l.streams[s.ID()]; ok && c.s == s {
+		l.streams[s.ID()] = carried{s, gen}
+	}
+	l.mu.Unlock()
+	return err
 }
 
 // Drop takes a stream off the link (it closed).
@@ -82,7 +104,7 @@ func (l *Link) Drop(id string) {
 func (l *Link) stream(id string) *Stream {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.streams[id]
+	return l.streams[id].s
 }
 
 // Run reads frames until the link fails or ctx ends. Stream frames are
@@ -93,8 +115,8 @@ func (l *Link) stream(id string) *Stream {
 func (l *Link) Run(ctx context.Context, other func(Frame) error) error {
 	defer func() {
 		l.mu.Lock()
-		for _, s := range l.streams {
-			s.Detach()
+		for _, c := range l.streams {
+			c.s.DetachIf(c.gen)
 		}
 		l.mu.Unlock()
 	}()
@@ -146,6 +168,37 @@ func (l *Link) Run(ctx context.Context, other func(Frame) error) error {
 					return err
 				}
 			}
+		}
+	}
+}
+
+// Heartbeat is how often each end pings the other, and how long it waits
+// for the pong: a link whose network went quiet (a cable out, a laptop
+// asleep, a veth down) sends no close, and TCP alone would notice only
+// after minutes. A missed pong closes the link, so the bridge dials again
+// and the relay starts the window's grace.
+const Heartbeat = 5 * time.Second
+
+// Keepalive pings the peer every interval until the link ends, closing
+// it when a pong does not come within the interval. Run must be reading
+// (it takes the pongs).
+func (l *Link) Keepalive(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		pctx, cancel := context.WithTimeout(ctx, interval)
+		err := l.conn.Ping(pctx)
+		cancel()
+		if err != nil {
+			if ctx.Err() == nil {
+				_ = l.conn.CloseNow()
+			}
+			return
 		}
 	}
 }

@@ -73,14 +73,15 @@ func (s *Stream) Received() uint64 {
 
 // Attach gives the stream a (new) link, after the peer said it has
 // everything up to peerReceived: what it acknowledged is dropped and the
-// rest is sent again, in order, before anything newer.
-func (s *Stream) Attach(send func(Frame) error, peerReceived uint64) error {
+// rest is sent again, in order, before anything newer. It returns the
+// attachment's number, for DetachIf.
+func (s *Stream) Attach(send func(Frame) error, peerReceived uint64) (uint64, error) {
 	s.sending.Lock()
 	defer s.sending.Unlock()
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		return ErrStreamClosed
+		return 0, ErrStreamClosed
 	}
 	s.ackLocked(peerReceived)
 	again := append([]Frame(nil), s.unacked...)
@@ -91,11 +92,23 @@ func (s *Stream) Attach(send func(Frame) error, peerReceived uint64) error {
 	for _, f := range again {
 		if err := send(f); err != nil {
 			s.dropLink(gen)
-			return err
+			return gen, err
 		}
 	}
-	return nil
+	return gen, nil
 }
+
+// Detach forgets the link (it dropped); writes are kept for the next one.
+func (s *Stream) Detach() {
+	s.mu.Lock()
+	s.send = nil
+	s.mu.Unlock()
+}
+
+// DetachIf forgets the link of attachment gen, if the stream is still on
+// it: a link that ends after a newer one took the stream over leaves it
+// there.
+func (s *Stream) DetachIf(gen uint64) { s.dropLink(gen) }
 
 // dropLink forgets the link of attach gen, if it is still the stream's.
 func (s *Stream) dropLink(gen uint64) {
@@ -103,13 +116,6 @@ func (s *Stream) dropLink(gen uint64) {
 	if s.linkGen == gen {
 		s.send = nil
 	}
-	s.mu.Unlock()
-}
-
-// Detach forgets the link (it dropped); writes are kept for the next one.
-func (s *Stream) Detach() {
-	s.mu.Lock()
-	s.send = nil
 	s.mu.Unlock()
 }
 

@@ -62,7 +62,7 @@ func TestStreamAcrossReconnects(t *testing.T) {
 	a, b := NewStream("s1"), NewStream("s1")
 	a.window = 64 << 10 // small, so back-pressure is met too
 	link := &flakyLink{up: true, to: make(chan Frame, 16), down: make(chan struct{}, 1)}
-	if err := a.Attach(link.sender(), 0); err != nil {
+	if _, err := a.Attach(link.sender(), 0); err != nil {
 		t.Fatal(err)
 	}
 
@@ -104,7 +104,7 @@ func TestStreamAcrossReconnects(t *testing.T) {
 			link.mu.Unlock()
 			// A resend may meet the next failure; that failure's signal
 			// brings the next reconnect.
-			_ = a.Attach(link.sender(), b.Received())
+			_, _ = a.Attach(link.sender(), b.Received())
 		}
 	}()
 
@@ -135,7 +135,7 @@ func TestStreamAcrossReconnects(t *testing.T) {
 	link.mu.Lock()
 	link.up, link.gen = true, link.gen+1
 	link.mu.Unlock()
-	_ = a.Attach(func(Frame) error { return nil }, b.Received())
+	_, _ = a.Attach(func(Frame) error { return nil }, b.Received())
 	if p := a.Pending(); p != 0 {
 		t.Fatalf("%d messages still held after all were received", p)
 	}
@@ -152,7 +152,7 @@ func TestStreamWriteWaitsForRoom(t *testing.T) {
 	a := NewStream("s")
 	a.window = 250 // two of the messages below, not three
 	sent := make(chan Frame, 10)
-	_ = a.Attach(func(f Frame) error { sent <- f; return nil }, 0)
+	_, _ = a.Attach(func(f Frame) error { sent <- f; return nil }, 0)
 	id, _ := jsonrpc.MakeID("x")
 	big := &jsonrpc.Request{ID: id, Method: "m", Params: []byte(`"0123456789012345678901234567890123456789012345678901234567890123456789"`)}
 	if err := a.Write(ctx, big); err != nil {
