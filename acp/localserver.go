@@ -68,8 +68,8 @@ func (s *Server) agentServer(ctx context.Context, find bool) (AgentServer, bool)
 	f, tried, err := l.server.Search(ctx)
 	for _, t := range tried {
 		s.log.Info("passed over an agent-server", "where", t.Source, "url", t.URL, "why", t.Why)
-		if t.Untrusted != nil && !t.Untrusted.Unknown && l.untrusted == nil {
-			l.untrusted = t.Untrusted
+		if u := t.OtherUsers(); u != nil && l.untrusted == nil {
+			l.untrusted = u
 		}
 	}
 	if err != nil {
@@ -96,7 +96,7 @@ func (e *errNotStarted) Error() string { return e.why }
 // is, and starts it once they agree (or always agreed). The call's card
 // says how it went.
 func (a *Server) offerToStart(ctx context.Context, s *acpSession) (AgentServer, error) {
-	ways := localserver.Ways(localserver.SafeLookPath(s.sess.Roots()), localserver.PythonHasAgentServer)
+	ways := localserver.WaysHere(s.sess.Roots())
 	if a.cfg.Local.Ways != nil {
 		ways = a.cfg.Local.Ways()
 	}

@@ -23,7 +23,7 @@ func confirm(ctx context.Context, sess *session.Session, a *ohevents.ActionEvent
 		req.ToolCallID = a.ID
 	}
 	var call *ohtools.Call
-	if action.Kind == "MCPToolAction" {
+	if action.IsMCP() {
 		if c, err := ohtools.Parse(a.ToolName, action.Data); err == nil {
 			call, req.Title, req.Kind = c, c.Action.Title, c.Action.Kind
 		}

@@ -96,7 +96,7 @@ func (h *Handlers) findServer(ctx context.Context, _ *noParams) (*findServerResu
 	}
 	for _, t := range tried {
 		out.Tried = append(out.Tried, TriedServer{Source: string(t.Source), ServerURL: t.URL, Why: t.Why})
-		if u := t.Untrusted; u != nil && !u.Unknown {
+		if u := t.OtherUsers(); u != nil {
 			out.Untrusted = append(out.Untrusted, UntrustedServer{ServerURL: u.URL, Source: string(t.Source), Owner: ownerOf(u.Owner), Description: u.Error()})
 		}
 	}
@@ -120,7 +120,7 @@ func (h *Handlers) findServer(ctx context.Context, _ *noParams) (*findServerResu
 // ways are how a server can be started here: programs found on PATH,
 // never in the workspace.
 func (h *Handlers) ways() []localserver.Way {
-	return localserver.Ways(localserver.SafeLookPath(h.Roots()), localserver.PythonHasAgentServer)
+	return localserver.WaysHere(h.Roots())
 }
 
 func ownerOf(o sockowner.Owner) Owner {

@@ -128,6 +128,15 @@ type Tried struct {
 	Untrusted *UntrustedError
 }
 
+// OtherUsers is the server of another user found there, for the person
+// to confirm; nil when the place had none, or its owner is unknown.
+func (t Tried) OtherUsers() *UntrustedError {
+	if t.Untrusted == nil || t.Untrusted.Unknown {
+		return nil
+	}
+	return t.Untrusted
+}
+
 // NotFoundError is Find's answer when no place had a server: it lists
 // what was tried, in order.
 type NotFoundError struct{ Tried []Tried }

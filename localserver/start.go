@@ -155,6 +155,14 @@ func Ways(look LookPath, pythonHasModule func(python string) bool) []Way {
 	return ways
 }
 
+// WaysHere are how a server can be started for a workspace with these
+// roots: the programs on PATH, never one in the workspace (SafeLookPath),
+// and a Python only if the agent-server imports in it. Every face asks
+// this.
+func WaysHere(roots []string) []Way {
+	return Ways(SafeLookPath(roots), PythonHasAgentServer)
+}
+
 // PythonHasAgentServer says whether python can import
 // openhands.agent_server: run isolated (-I) from the root directory, so
 // that no module of the bridge's working directory or of a workspace is

@@ -121,13 +121,17 @@ func (a *Action) UnmarshalJSON(data []byte) error {
 // Raw is the action as the server sent it.
 func (a *Action) Raw() json.RawMessage { return a.raw }
 
+// IsMCP says whether the action is a call of an MCP tool (the bridge's,
+// or the client's own servers'), not one of the agent's own tools.
+func (a *Action) IsMCP() bool { return a != nil && a.Kind == "MCPToolAction" }
+
 // Arguments are the tool's arguments as JSON: an MCPToolAction's data,
 // or the whole action of one of the agent's own tools.
 func (a *Action) Arguments() json.RawMessage {
 	if a == nil {
 		return nil
 	}
-	if a.Kind == "MCPToolAction" {
+	if a.IsMCP() {
 		return a.Data
 	}
 	return a.raw
