@@ -96,22 +96,7 @@ func newRelayRig(b *testing.B) *relayRig {
 	r.SetAgentBase(rig.agentsURL)
 	rig.editorsURL = serveIn(b, rig.cloud, rig.cloud.Addr+":0", r.EditorHandler())
 
-	up := make(chan error, 8)
-	link := relaylink.Start(context.Background(), relaylink.Options{URL: rig.editorsURL, Secret: benchSecret, Name: "bench",
-		Host: mcpserver.New(sess, mcpserver.Options{Version: "bench"}), HTTPClient: dialing(rig.laptop, nil),
-		OnState: func(ok bool, err error) {
-			if ok {
-				err = nil
-			}
-			select {
-			case up <- err:
-			default:
-			}
-		}})
-	b.Cleanup(link.Close)
-	if err := <-up; err != nil {
-		b.Fatal(err)
-	}
+	link := benchWindow(b, rig.editorsURL, rig.laptop, "bench", sess)
 	bound, err := link.Bind(context.Background())
 	if err != nil {
 		b.Fatal(err)
@@ -125,6 +110,18 @@ func newRelayRig(b *testing.B) *relayRig {
 	b.Cleanup(func() { ep.Close(context.Background()) })
 	rig.local = connectAgent(b, ep.URL, &http.Client{Transport: bearerRT{ep.Token, http.DefaultTransport}})
 	return rig
+}
+
+// benchWindow registers sess as a window with the relay at editors,
+// dialing from laptop.
+func benchWindow(b *testing.B, editors string, laptop *netns.Machine, name string, sess *session.Session) *relaylink.Link {
+	link, err := relaylink.Dial(context.Background(), relaylink.Options{URL: editors, Secret: benchSecret, Name: name,
+		Host: mcpserver.New(sess, mcpserver.Options{Version: "bench"}), HTTPClient: dialing(laptop, nil)}, 30*time.Second)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(link.Close)
+	return link
 }
 
 func connectAgent(b *testing.B, url string, hc *http.Client) *mcp.ClientSession {

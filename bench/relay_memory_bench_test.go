@@ -12,8 +12,6 @@ import (
 	"testing"
 
 	"github.com/oh-bridge/oh-bridge/internal/netns"
-	"github.com/oh-bridge/oh-bridge/mcpserver"
-	"github.com/oh-bridge/oh-bridge/relaylink"
 	"github.com/oh-bridge/oh-bridge/session"
 )
 
@@ -48,19 +46,7 @@ func BenchmarkRelayMemory(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.Cleanup(func() { sess.Close(context.Background()) })
-			up := make(chan error, 4)
-			link := relaylink.Start(context.Background(), relaylink.Options{URL: editors, Secret: benchSecret, Name: fmt.Sprint("w", i),
-				Host: mcpserver.New(sess, mcpserver.Options{Version: "bench"}), HTTPClient: dialing(pair.B, nil),
-				OnState: func(ok bool, err error) {
-					select {
-					case up <- err:
-					default:
-					}
-				}})
-			b.Cleanup(link.Close)
-			if err := <-up; err != nil {
-				b.Fatal(err)
-			}
+			link := benchWindow(b, editors, pair.B, fmt.Sprint("w", i), sess)
 			bound, err := link.Bind(context.Background())
 			if err != nil {
 				b.Fatal(err)

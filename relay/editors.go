@@ -177,11 +177,7 @@ func (r *Relay) register(owner [32]byte, hello wire.Frame, link *wire.Link) (*wi
 // the link reads. A stream the bridge no longer has (it restarted) ends,
 // in words, for the agent.
 func (r *Relay) carry(win *window, link *wire.Link, bridgeHas map[string]uint64) (resendAll func()) {
-	type resend struct {
-		s   *wire.Stream
-		got uint64
-	}
-	var todo []resend
+	var todo []wire.Resend
 	r.mu.Lock()
 	for id, s := range win.streams {
 		got, ok := bridgeHas[id]
@@ -191,19 +187,13 @@ func (r *Relay) carry(win *window, link *wire.Link, bridgeHas map[string]uint64)
 			continue
 		}
 		link.Hold(s)
-		todo = append(todo, resend{s, got})
+		todo = append(todo, wire.Resend{Stream: s, Received: got})
 	}
 	r.mu.Unlock()
 	// The streams are held on the link before it reads, so what the
 	// bridge sends for them at once is taken; the resends go while it
 	// reads.
-	return func() {
-		for _, t := range todo {
-			if err := link.Carry(t.s, t.got); err != nil {
-				return // the link is going; the next one carries them
-			}
-		}
-	}
+	return func() { link.CarryAll(todo) }
 }
 
 // linkDropped starts the window's grace: its streams wait, then end.

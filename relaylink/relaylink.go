@@ -93,6 +93,40 @@ func Start(ctx context.Context, o Options) *Link {
 	return l
 }
 
+// Dial starts the window's registration and waits for its first link:
+// the link, or the first failure in words (a wrong secret, a relay not
+// there), the registration then given up. within bounds the wait.
+func Dial(ctx context.Context, o Options, within time.Duration) (*Link, error) {
+	state := make(chan error, 1)
+	onState := o.OnState
+	o.OnState = func(up bool, err error) {
+		if up {
+			err = nil
+		}
+		select {
+		case state <- err:
+		default:
+		}
+		if onState != nil {
+			onState(up, err)
+		}
+	}
+	l := Start(context.Background(), o)
+	wait, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	select {
+	case err := <-state:
+		if err != nil {
+			l.Close()
+			return nil, err
+		}
+		return l, nil
+	case <-wait.Done():
+		l.Close()
+		return nil, &Error{kind: "relay_unreachable", words: fmt.Sprintf("the relay at %s did not answer within %s: check the URL (the relay's editors' side, as its proxy exposes it) and that the relay runs", o.URL, within)}
+	}
+}
+
 // Name is the window's name on the relay (its own, or told apart from a
 // namesake's), once the relay has welcomed it.
 func (l *Link) Name() string {
@@ -202,11 +236,7 @@ func (l *Link) once() (up bool, err error) {
 	if welcome.Window != nil {
 		l.relayKey = welcome.Window.Name
 	}
-	type resend struct {
-		s   *wire.Stream
-		got uint64
-	}
-	var todo []resend
+	var todo []wire.Resend
 	for id, s := range l.streams {
 		got, ok := welcome.Streams[id]
 		if !ok {
@@ -217,17 +247,11 @@ func (l *Link) once() (up bool, err error) {
 			continue
 		}
 		link.Hold(s)
-		todo = append(todo, resend{s, got})
+		todo = append(todo, wire.Resend{Stream: s, Received: got})
 	}
 	l.mu.Unlock()
 	// The resends go while the link reads (wire.Link.Carry says why).
-	go func() {
-		for _, t := range todo {
-			if link.Carry(t.s, t.got) != nil {
-				return
-			}
-		}
-	}()
+	go link.CarryAll(todo)
 	if l.opts.OnState != nil {
 		l.opts.OnState(true, nil)
 	}

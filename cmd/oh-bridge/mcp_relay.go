@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/oh-bridge/oh-bridge/facekit"
 	"github.com/oh-bridge/oh-bridge/internal/ownfile"
@@ -61,30 +62,12 @@ func serveRelay(ctx context.Context, url, secretFile string, sess *session.Sessi
 		return err
 	}
 	roots := sess.ChosenRoots()
-	up := make(chan error, 8)
-	link := relaylink.Start(ctx, relaylink.Options{URL: url, Secret: secret, Name: filepath.Base(roots[0]), Roots: roots,
-		Version: version, Host: srv, Logger: logger, OnState: func(ok bool, err error) {
-			if ok {
-				err = nil
-			}
-			select {
-			case up <- err:
-			default:
-			}
-		}})
-	defer link.Close()
-	for {
-		select {
-		case err := <-up:
-			if err != nil {
-				fmt.Fprintln(os.Stderr, "oh-bridge mcp:", err, "(trying again)")
-				continue
-			}
-		case <-ctx.Done():
-			return nil
-		}
-		break
+	link, err := relaylink.Dial(ctx, relaylink.Options{URL: url, Secret: secret, Name: filepath.Base(roots[0]), Roots: roots,
+		Version: version, Host: srv, Logger: logger}, 30*time.Second)
+	if err != nil {
+		return err
 	}
+	defer link.Close()
 	b, err := link.Bind(ctx)
 	if err != nil {
 		return err

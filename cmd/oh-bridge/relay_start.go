@@ -74,38 +74,15 @@ func (r *relayLinks) link(ctx context.Context, key relayKey, relay facekit.Relay
 	sess := key.sess
 	roots := sess.ChosenRoots()
 	srv := mcpserver.New(sess, mcpserver.Options{Version: version, Logger: r.logger, ExtraTools: r.extra})
-	state := make(chan error, 16)
-	l := relaylink.Start(context.Background(), relaylink.Options{
+	l, err := relaylink.Dial(ctx, relaylink.Options{
 		URL: relay.URL, Secret: relay.Secret, Name: filepath.Base(roots[0]) + " — " + r.editor, Roots: roots,
 		Version: version, Host: srv, Logger: r.logger,
-		OnState: func(up bool, err error) {
-			if up {
-				err = nil
-			}
-			select {
-			case state <- err:
-			default:
-			}
-		},
-	})
-	wait, cancel := context.WithTimeout(ctx, 15*time.Second)
-	defer cancel()
-	for {
-		select {
-		case err := <-state:
-			if err != nil {
-				// The first failure is the person's to read (a wrong
-				// secret, a relay not there); the link keeps trying.
-				l.Close()
-				return nil, err
-			}
-			r.links[key] = &relayUse{link: l, users: 1}
-			return l, nil
-		case <-wait.Done():
-			l.Close()
-			return nil, fmt.Errorf("the relay at %s did not answer within 15 s: check the URL (the relay's editors' side, as its proxy exposes it) and that the relay runs", relay.URL)
-		}
+	}, 15*time.Second)
+	if err != nil {
+		return nil, err
 	}
+	r.links[key] = &relayUse{link: l, users: 1}
+	return l, nil
 }
 
 // release is a conversation's end: the last one gives the window up.

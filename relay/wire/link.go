@@ -94,6 +94,24 @@ func (l *Link) Carry(s *Stream, peerReceived uint64) error {
 	return err
 }
 
+// Resend is a stream to carry on a new link, and what the peer said it
+// received of it.
+type Resend struct {
+	Stream   *Stream
+	Received uint64
+}
+
+// CarryAll carries each stream, in turn, until the link fails: the
+// resends of a reconnect, run while Run reads, after Hold put each on
+// the link.
+func (l *Link) CarryAll(todo []Resend) {
+	for _, r := range todo {
+		if l.Carry(r.Stream, r.Received) != nil {
+			return // the link is going; the next one carries them
+		}
+	}
+}
+
 // Drop takes a stream off the link (it closed).
 func (l *Link) Drop(id string) {
 	l.mu.Lock()
