@@ -64,8 +64,8 @@ type Config struct {
 	Trust *localserver.Trust
 }
 
-// Server serves one ACP connection.
-type Server struct {
+// Agent is the ACP agent of one connection: `oh-bridge acp` serving an editor.
+type Agent struct {
 	cfg  Config
 	log  *slog.Logger
 	peer rpc.Peer
@@ -79,11 +79,11 @@ type Server struct {
 }
 
 // New returns the face; Bind it to its connection before serving.
-func New(cfg Config) *Server {
+func New(cfg Config) *Agent {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	a := &Server{cfg: cfg, log: cfg.Logger.With("component", "acp"), sessions: map[string]*acpSession{},
+	a := &Agent{cfg: cfg, log: cfg.Logger.With("component", "acp"), sessions: map[string]*acpSession{},
 		mcp: &facekit.MCP{Start: cfg.StartMCP, Relay: cfg.StartRelay, Log: cfg.Logger.With("component", "acp")}}
 	if cfg.Local != nil {
 		a.local.server = &localserver.Local{Find: cfg.Local.Find}
@@ -92,20 +92,20 @@ func New(cfg Config) *Server {
 }
 
 // Bind sets the connection to the client.
-func (s *Server) Bind(p rpc.Peer) { s.peer = p }
+func (a *Agent) Bind(p rpc.Peer) { a.peer = p }
 
 // Methods is the ACP method table.
-func (s *Server) Methods() map[string]rpc.Method {
+func (a *Agent) Methods() map[string]rpc.Method {
 	return map[string]rpc.Method{
-		"initialize":     {Class: rpc.Inline, Handle: rpc.Typed(s.initialize)},
-		"authenticate":   {Class: rpc.Inline, Handle: rpc.Typed(s.authenticate)},
-		"session/new":    {Class: rpc.Concurrent, Handle: rpc.Typed(s.newSession)},
-		"session/load":   {Class: rpc.Concurrent, Handle: rpc.Typed(s.loadSession)},
-		"session/resume": {Class: rpc.Concurrent, Handle: rpc.Typed(s.resumeSession)},
-		"session/list":   {Class: rpc.Concurrent, Handle: rpc.Typed(s.listSessions)},
-		"session/close":  {Class: rpc.Concurrent, Handle: rpc.Typed(s.closeSession)},
-		"session/prompt": {Class: rpc.Concurrent, Handle: rpc.Typed(s.prompt)},
-		"session/cancel": {Class: rpc.Inline, Handle: rpc.Typed(s.cancel)},
+		"initialize":     {Class: rpc.Inline, Handle: rpc.Typed(a.initialize)},
+		"authenticate":   {Class: rpc.Inline, Handle: rpc.Typed(a.authenticate)},
+		"session/new":    {Class: rpc.Concurrent, Handle: rpc.Typed(a.newSession)},
+		"session/load":   {Class: rpc.Concurrent, Handle: rpc.Typed(a.loadSession)},
+		"session/resume": {Class: rpc.Concurrent, Handle: rpc.Typed(a.resumeSession)},
+		"session/list":   {Class: rpc.Concurrent, Handle: rpc.Typed(a.listSessions)},
+		"session/close":  {Class: rpc.Concurrent, Handle: rpc.Typed(a.closeSession)},
+		"session/prompt": {Class: rpc.Concurrent, Handle: rpc.Typed(a.prompt)},
+		"session/cancel": {Class: rpc.Inline, Handle: rpc.Typed(a.cancel)},
 	}
 }
 
@@ -141,12 +141,12 @@ type initializeParams struct {
 	} `json:"clientInfo"`
 }
 
-func (s *Server) initialize(ctx context.Context, p *initializeParams) (any, error) {
-	s.mu.Lock()
-	s.caps = p.ClientCapabilities
-	s.mu.Unlock()
+func (a *Agent) initialize(ctx context.Context, p *initializeParams) (any, error) {
+	a.mu.Lock()
+	a.caps = p.ClientCapabilities
+	a.mu.Unlock()
 	if p.ClientInfo != nil {
-		s.log.Info("ACP client", "name", p.ClientInfo.Name, "version", p.ClientInfo.Version, "protocol", p.ProtocolVersion,
+		a.log.Info("ACP client", "name", p.ClientInfo.Name, "version", p.ClientInfo.Version, "protocol", p.ProtocolVersion,
 			"fsRead", p.ClientCapabilities.FS.ReadTextFile, "fsWrite", p.ClientCapabilities.FS.WriteTextFile,
 			"terminalOutput", p.ClientCapabilities.terminalOutput())
 	}
@@ -162,7 +162,7 @@ func (s *Server) initialize(ctx context.Context, p *initializeParams) (any, erro
 			SessionCapabilities: sessionCapabilities{List: &served{}, Resume: &served{}, Close: &served{}},
 		},
 		AuthMethods: []authMethodAgent{authMethod},
-		AgentInfo:   implementation{Name: "oh-bridge", Title: "OpenHands (oh-bridge)", Version: s.cfg.Version},
+		AgentInfo:   implementation{Name: "oh-bridge", Title: "OpenHands (oh-bridge)", Version: a.cfg.Version},
 	}, nil
 }
 
@@ -191,7 +191,7 @@ type authenticateParams struct {
 
 // authenticate accepts the one method, which needs nothing done: the
 // agent-server's key comes from the bridge's configuration.
-func (s *Server) authenticate(ctx context.Context, p *authenticateParams) (any, error) {
+func (a *Agent) authenticate(ctx context.Context, p *authenticateParams) (any, error) {
 	if p.MethodID == authMethodID {
 		return empty{}, nil
 	}
@@ -199,15 +199,15 @@ func (s *Server) authenticate(ctx context.Context, p *authenticateParams) (any, 
 		"the agent-server's session API key is configured with OH_BRIDGE_SESSION_API_KEY or sessionApiKey in the config file", authMethodID, p.MethodID), nil)
 }
 
-func (s *Server) capabilities() clientCapabilities {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.caps
+func (a *Agent) capabilities() clientCapabilities {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.caps
 }
 
 // Shutdown ends every session: conversations stop streaming (they go on
 // on the server), terminals and MCP endpoints close.
-func (a *Server) Shutdown(ctx context.Context) {
+func (a *Agent) Shutdown(ctx context.Context) {
 	a.mu.Lock()
 	all := make([]*acpSession, 0, len(a.sessions))
 	for _, s := range a.sessions {

@@ -49,25 +49,25 @@ type localState struct {
 // one found on this machine or started for this connection. find says
 // whether to look now (it probes loopback ports: only when the person
 // asks for a conversation, not when a client lists sessions at startup).
-func (s *Server) agentServer(ctx context.Context, find bool) (AgentServer, bool) {
-	if s.cfg.Server.URL != "" {
-		return s.cfg.Server, true
+func (a *Agent) agentServer(ctx context.Context, find bool) (AgentServer, bool) {
+	if a.cfg.Server.URL != "" {
+		return a.cfg.Server, true
 	}
-	if s.cfg.Local == nil {
+	if a.cfg.Local == nil {
 		return AgentServer{}, false
 	}
-	l := &s.local
+	l := &a.local
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if f := l.server.Current(); f != nil {
-		return s.withServer(f), true
+		return a.withServer(f), true
 	}
 	if !find {
 		return AgentServer{}, false
 	}
 	f, tried, err := l.server.Search(ctx)
 	for _, t := range tried {
-		s.log.Info("passed over an agent-server", "where", t.Source, "url", t.URL, "why", t.Why)
+		a.log.Info("passed over an agent-server", "where", t.Source, "url", t.URL, "why", t.Why)
 		if u := t.OtherUsers(); u != nil && l.untrusted == nil {
 			l.untrusted = u
 		}
@@ -75,13 +75,13 @@ func (s *Server) agentServer(ctx context.Context, find bool) (AgentServer, bool)
 	if err != nil {
 		return AgentServer{}, false
 	}
-	s.log.Info("found an agent-server", "which", f.Describe())
-	return s.withServer(f), true
+	a.log.Info("found an agent-server", "which", f.Describe())
+	return a.withServer(f), true
 }
 
 // withServer is the configured agent settings, on the server f.
-func (s *Server) withServer(f *localserver.Found) AgentServer {
-	srv := s.cfg.Server
+func (a *Agent) withServer(f *localserver.Found) AgentServer {
+	srv := a.cfg.Server
 	srv.URL, srv.SessionAPIKey = f.URL, f.SessionAPIKey
 	return srv
 }
@@ -95,7 +95,7 @@ func (e *errNotStarted) Error() string { return e.why }
 // on a tool call of its own, to start an agent-server the best way there
 // is, and starts it once they agree (or always agreed). The call's card
 // says how it went.
-func (a *Server) offerToStart(ctx context.Context, s *acpSession) (AgentServer, error) {
+func (a *Agent) offerToStart(ctx context.Context, s *acpSession) (AgentServer, error) {
 	ways := localserver.WaysHere(s.sess.Roots())
 	if a.cfg.Local.Ways != nil {
 		ways = a.cfg.Local.Ways()
@@ -151,33 +151,33 @@ func (a *Server) offerToStart(ctx context.Context, s *acpSession) (AgentServer, 
 	return srv, nil
 }
 
-func (s *Server) choices() *localserver.Choices {
-	if s.cfg.Trust == nil {
+func (a *Agent) choices() *localserver.Choices {
+	if a.cfg.Trust == nil {
 		return nil
 	}
-	return s.cfg.Trust.Choices
+	return a.cfg.Trust.Choices
 }
 
-func (s *Server) alwaysStart() bool {
-	s.local.mu.Lock()
-	always := s.local.always
-	s.local.mu.Unlock()
+func (a *Agent) alwaysStart() bool {
+	a.local.mu.Lock()
+	always := a.local.always
+	a.local.mu.Unlock()
 	if always {
 		return true
 	}
-	always, err := s.choices().AlwaysStart()
+	always, err := a.choices().AlwaysStart()
 	if err != nil {
-		s.log.Warn("the choices file is not used", "error", err)
+		a.log.Warn("the choices file is not used", "error", err)
 	}
 	return always
 }
 
-func (s *Server) rememberAlwaysStart() {
-	s.local.mu.Lock()
-	s.local.always = true
-	s.local.mu.Unlock()
-	if err := s.choices().SetAlwaysStart(); err != nil {
-		s.log.Warn("could not keep the choice to always start a server", "error", err)
+func (a *Agent) rememberAlwaysStart() {
+	a.local.mu.Lock()
+	a.local.always = true
+	a.local.mu.Unlock()
+	if err := a.choices().SetAlwaysStart(); err != nil {
+		a.log.Warn("could not keep the choice to always start a server", "error", err)
 	}
 }
 
@@ -186,7 +186,7 @@ func (s *Server) rememberAlwaysStart() {
 // it, its process and program. It is asked once a connection. ok is
 // false when they declined, or it is gone; the prompt then goes on to
 // start one of theirs.
-func (a *Server) offerToTrust(ctx context.Context, s *acpSession, u *localserver.UntrustedError) (AgentServer, bool, error) {
+func (a *Agent) offerToTrust(ctx context.Context, s *acpSession, u *localserver.UntrustedError) (AgentServer, bool, error) {
 	a.local.mu.Lock()
 	asked := a.local.asked
 	a.local.asked = true
@@ -232,7 +232,7 @@ func (a *Server) offerToTrust(ctx context.Context, s *acpSession, u *localserver
 }
 
 // stopLocal stops the server started for this connection.
-func (a *Server) stopLocal() {
+func (a *Agent) stopLocal() {
 	if a.local.server == nil {
 		return
 	}
@@ -242,18 +242,18 @@ func (a *Server) stopLocal() {
 }
 
 // noServerText answers a prompt that found no server to go to.
-func (s *Server) noServerText(err error) string {
+func (a *Agent) noServerText(err error) string {
 	var ns *errNotStarted
 	if errors.As(err, &ns) {
-		return ns.why + "\n\n" + s.cfg.HowToConfigure
+		return ns.why + "\n\n" + a.cfg.HowToConfigure
 	}
-	return fmt.Sprintf("The agent-server could not be started: %v\n\n%s", err, s.cfg.HowToConfigure)
+	return fmt.Sprintf("The agent-server could not be started: %v\n\n%s", err, a.cfg.HowToConfigure)
 }
 
 // connectLate gives a session opened with no server its conversation, on
 // its first prompt: a server found now, else one the person agrees to
 // start. The session keeps its id.
-func (a *Server) connectLate(ctx context.Context, s *acpSession) error {
+func (a *Agent) connectLate(ctx context.Context, s *acpSession) error {
 	srv, ok := a.agentServer(ctx, true)
 	if !ok {
 		if a.cfg.Local == nil {

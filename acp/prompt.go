@@ -65,7 +65,7 @@ type promptParams struct {
 	Prompt    []contentBlock `json:"prompt"`
 }
 
-func (a *Server) prompt(ctx context.Context, p *promptParams) (any, error) {
+func (a *Agent) prompt(ctx context.Context, p *promptParams) (any, error) {
 	s, err := a.session(p.SessionID)
 	if err != nil {
 		return nil, err
@@ -158,7 +158,7 @@ func (s *acpSession) takeContinuation() string {
 
 // continueIn replaces the session's conversation, whose tools cannot be
 // served again, with a new one that starts from its history and text.
-func (a *Server) continueIn(ctx context.Context, s *acpSession, from, text string) error {
+func (a *Agent) continueIn(ctx context.Context, s *acpSession, from, text string) error {
 	srv, ok := a.agentServer(ctx, true)
 	if !ok {
 		return fmt.Errorf("no agent-server to continue conversation %s on", from)
@@ -207,7 +207,7 @@ type cancelParams struct {
 
 // cancel stops the agent of a running turn: the agent-server interrupts
 // it, and the session's commands are interrupted too.
-func (a *Server) cancel(ctx context.Context, p *cancelParams) (any, error) {
+func (a *Agent) cancel(ctx context.Context, p *cancelParams) (any, error) {
 	a.mu.Lock()
 	s := a.sessions[p.SessionID]
 	a.mu.Unlock()

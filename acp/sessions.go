@@ -24,7 +24,7 @@ import (
 // on the agent-server (nil when none is configured), with the MCP endpoint
 // the conversation's agent reaches the session's tools through.
 type acpSession struct {
-	a    *Server
+	a    *Agent
 	id   string
 	sess *session.Session
 	conv *conversation.Link
@@ -86,7 +86,7 @@ type loadSessionParams struct {
 	MCPServers []mcpServer `json:"mcpServers"`
 }
 
-func (a *Server) newSession(ctx context.Context, p *newSessionParams) (any, error) {
+func (a *Agent) newSession(ctx context.Context, p *newSessionParams) (any, error) {
 	s, err := a.open(ctx, p.Cwd, p.AdditionalDirectories, p.MCPServers, "", false)
 	if err != nil {
 		return nil, err
@@ -96,18 +96,18 @@ func (a *Server) newSession(ctx context.Context, p *newSessionParams) (any, erro
 
 // loadSession attaches to a conversation and replays it as updates before
 // it answers, as ACP asks.
-func (s *Server) loadSession(ctx context.Context, p *loadSessionParams) (any, error) {
-	return s.attach(ctx, "session/load", p, false)
+func (a *Agent) loadSession(ctx context.Context, p *loadSessionParams) (any, error) {
+	return a.attach(ctx, "session/load", p, false)
 }
 
 // resumeSession attaches to a conversation without showing its history:
 // the client has it (ACP's session/resume). The history is still read, so
 // the session knows the calls the agent made, and answered once it is.
-func (s *Server) resumeSession(ctx context.Context, p *loadSessionParams) (any, error) {
-	return s.attach(ctx, "session/resume", p, true)
+func (a *Agent) resumeSession(ctx context.Context, p *loadSessionParams) (any, error) {
+	return a.attach(ctx, "session/resume", p, true)
 }
 
-func (a *Server) attach(ctx context.Context, method string, p *loadSessionParams, hideHistory bool) (any, error) {
+func (a *Agent) attach(ctx context.Context, method string, p *loadSessionParams, hideHistory bool) (any, error) {
 	if p.SessionID == "" {
 		return nil, rpc.InvalidParams("sessionId", "the id of a session this agent created (an OpenHands conversation id; session/list lists them)")
 	}
@@ -153,11 +153,11 @@ type listSessionsParams struct {
 // listSessions lists the conversations on the agent-server whose agent
 // works in cwd (every one with a directory when cwd is not given), the
 // latest active first, as ACP sessions: each can be loaded or resumed.
-func (s *Server) listSessions(ctx context.Context, p *listSessionsParams) (any, error) {
+func (a *Agent) listSessions(ctx context.Context, p *listSessionsParams) (any, error) {
 	if p.Cwd != "" && !filepath.IsAbs(p.Cwd) {
 		return nil, rpc.InvalidParams("cwd", "the absolute path of the directory whose sessions to list (ACP paths are absolute)")
 	}
-	srv, ok := s.agentServer(ctx, false)
+	srv, ok := a.agentServer(ctx, false)
 	if !ok {
 		// Nothing to list: no server holds this agent's sessions yet. A
 		// client lists at startup, when the bridge probes no port; the
@@ -167,7 +167,7 @@ func (s *Server) listSessions(ctx context.Context, p *listSessionsParams) (any, 
 	page, err := conversation.List(ctx, conversation.ListOptions{
 		ServerURL:     srv.URL,
 		SessionAPIKey: srv.SessionAPIKey,
-		HTTPClient:    s.httpClient(),
+		HTTPClient:    a.httpClient(),
 		WorkingDir:    p.Cwd,
 		Cursor:        p.Cursor,
 	})
@@ -189,7 +189,7 @@ type closeSessionParams struct {
 // cancelled as session/cancel would, the agent interrupted before the link
 // closes, then the endpoint and terminals close. The conversation stays
 // on the agent-server, to be loaded or resumed later.
-func (a *Server) closeSession(ctx context.Context, p *closeSessionParams) (any, error) {
+func (a *Agent) closeSession(ctx context.Context, p *closeSessionParams) (any, error) {
 	a.mu.Lock()
 	s := a.sessions[p.SessionID]
 	delete(a.sessions, p.SessionID)
@@ -214,7 +214,7 @@ func (a *Server) closeSession(ctx context.Context, p *closeSessionParams) (any, 
 // open makes a session over cwd; with a server configured it starts a
 // conversation, or attaches to conversationID, showing its history unless
 // hideHistory.
-func (a *Server) open(ctx context.Context, cwd string, extra []string, servers []mcpServer, conversationID string, hideHistory bool) (*acpSession, error) {
+func (a *Agent) open(ctx context.Context, cwd string, extra []string, servers []mcpServer, conversationID string, hideHistory bool) (*acpSession, error) {
 	if !filepath.IsAbs(cwd) {
 		return nil, rpc.InvalidParams("cwd", "the absolute path of the directory to work in (ACP paths are absolute)")
 	}
@@ -274,7 +274,7 @@ func (a *Server) open(ctx context.Context, cwd string, extra []string, servers [
 
 // follow opens the session's conversation on the server: conversationID,
 // or a new one.
-func (a *Server) follow(ctx context.Context, s *acpSession, srv AgentServer, conversationID string, o followOptions) (*conversation.Link, error) {
+func (a *Agent) follow(ctx context.Context, s *acpSession, srv AgentServer, conversationID string, o followOptions) (*conversation.Link, error) {
 	return conversation.Open(ctx, conversation.Options{
 		Session:            s.sess,
 		ServerURL:          srv.URL,
@@ -302,7 +302,7 @@ func (a *Server) follow(ctx context.Context, s *acpSession, srv AgentServer, con
 // tools: an endpoint of its own on this machine, or, with a relay set,
 // the relay on the agent-server's machine (which is then told the
 // person at the next prompt).
-func (a *Server) endpoint(s *acpSession) func(context.Context, conversation.Listen) (conversation.Endpoint, error) {
+func (a *Agent) endpoint(s *acpSession) func(context.Context, conversation.Listen) (conversation.Endpoint, error) {
 	local := a.mcp.Private(s.sess)
 	if !a.cfg.Relay.On() {
 		return local
@@ -329,7 +329,7 @@ type followOptions struct {
 
 // httpClient is the client for agent-servers: every connection to one on
 // this machine is checked to be the person's, or one they confirmed.
-func (s *Server) httpClient() *http.Client { return s.cfg.Trust.HTTPClient(30 * time.Second) }
+func (a *Agent) httpClient() *http.Client { return a.cfg.Trust.HTTPClient(30 * time.Second) }
 
 // link is the session's conversation, nil before it has one.
 func (s *acpSession) link() *conversation.Link {
@@ -338,20 +338,20 @@ func (s *acpSession) link() *conversation.Link {
 	return s.conv
 }
 
-func (a *Server) add(s *acpSession) {
+func (a *Agent) add(s *acpSession) {
 	a.mu.Lock()
 	a.sessions[s.id] = s
 	a.mu.Unlock()
 }
 
-func (a *Server) drop(s *acpSession) {
+func (a *Agent) drop(s *acpSession) {
 	a.mu.Lock()
 	delete(a.sessions, s.id)
 	a.mu.Unlock()
 	s.close(context.Background())
 }
 
-func (a *Server) session(id string) (*acpSession, error) {
+func (a *Agent) session(id string) (*acpSession, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	s := a.sessions[id]
