@@ -11,6 +11,7 @@ import (
 
 	"github.com/oh-bridge/oh-bridge/agentserver"
 	"github.com/oh-bridge/oh-bridge/conversation"
+	"github.com/oh-bridge/oh-bridge/facekit"
 	"github.com/oh-bridge/oh-bridge/localserver"
 	"github.com/oh-bridge/oh-bridge/ohevents"
 	"github.com/oh-bridge/oh-bridge/rpc"
@@ -82,11 +83,20 @@ type connectParams struct {
 	LLM                json.RawMessage `json:"llm"`
 	Agent              json.RawMessage `json:"agent"`
 	ConfirmationPolicy string          `json:"confirmationPolicy"`
+	// RelayURL, for an agent-server on another machine, is the editors'
+	// side of an `oh-bridge relay` beside it, and RelaySecret the pairing
+	// secret it was started with: a new conversation is bound to this
+	// window there (docs/relay.md).
+	RelayURL    string `json:"relayUrl,omitempty"`
+	RelaySecret string `json:"relaySecret,omitempty"`
 }
 
 type connectResult struct {
 	ConversationID string             `json:"conversationId"`
 	Status         agentserver.Status `json:"status"`
+	// Via says where the agent's calls come from when not from this
+	// machine: "the relay at URL, as window NAME".
+	Via string `json:"via,omitempty"`
 }
 
 func (h *Handlers) connect(ctx context.Context, p *connectParams) (*connectResult, error) {
@@ -104,6 +114,14 @@ func (h *Handlers) connect(ctx context.Context, p *connectParams) (*connectResul
 	case "", "AlwaysConfirm", "NeverConfirm", "ConfirmRisky":
 	default:
 		return nil, rpc.InvalidParams("confirmationPolicy", `"AlwaysConfirm", "NeverConfirm" or "ConfirmRisky"`)
+	}
+	if p.RelayURL != "" {
+		if u, err := url.Parse(p.RelayURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, rpc.InvalidParams("relayUrl", "the http(s) URL of the relay's editors' side, as its proxy exposes it, e.g. https://cloud.example/s/abc/relay")
+		}
+		if p.RelaySecret == "" {
+			return nil, rpc.InvalidParams("relaySecret", "the pairing secret `oh-bridge relay` was started with (\"OpenHands: Set Relay Pairing Secret\")")
+		}
 	}
 	sess, err := h.session()
 	if err != nil {
@@ -129,6 +147,17 @@ func (h *Handlers) connect(ctx context.Context, p *connectParams) (*connectResul
 	// conversation updates, read from the events and the session's calls.
 	var convID atomic.Value
 	convID.Store("")
+	// A conversation on another machine's server reaches this window
+	// through the relay given.
+	endpoint, via := h.mcp.Shared(sess), ""
+	if p.RelayURL != "" {
+		relayed := h.mcp.Relayed(sess, facekit.Relay{URL: p.RelayURL, Secret: p.RelaySecret}, endpoint)
+		endpoint = func(ctx context.Context, at conversation.Listen) (conversation.Endpoint, error) {
+			ep, err := relayed(ctx, at)
+			via = ep.Via
+			return ep, err
+		}
+	}
 	l, err := conversation.Open(ctx, conversation.Options{
 		Session:            sess,
 		ServerURL:          p.ServerURL,
@@ -143,7 +172,7 @@ func (h *Handlers) connect(ctx context.Context, p *connectParams) (*connectResul
 		ConfirmationPolicy: p.ConfirmationPolicy,
 		FallbackLLM:        localserver.FallbackLLM(h.log),
 		WorkingDir:         h.Roots()[0],
-		MCP:                h.mcp.Shared(sess),
+		MCP:                endpoint,
 		OnUpdate: func(u updates.Update) {
 			h.notify(context.Background(), "openhands/did_update_conversation",
 				&didUpdateConversationParams{ConversationID: convID.Load().(string), Update: u})
@@ -168,7 +197,7 @@ func (h *Handlers) connect(ctx context.Context, p *connectParams) (*connectResul
 	d.set(l)
 	st := l.Status()
 	h.reportStatus(st)
-	return &connectResult{ConversationID: st.ConversationID, Status: st}, nil
+	return &connectResult{ConversationID: st.ConversationID, Status: st, Via: via}, nil
 }
 
 // httpClient is the client for agent-servers: every connection to one on

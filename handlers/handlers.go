@@ -26,6 +26,9 @@ type Config struct {
 	// attached conversation's agent reaches its tools; nil answers that
 	// this build has no MCP.
 	StartMCP facekit.StartMCP
+	// StartRelay binds a conversation through a relay, for a server on
+	// another machine (connect's relayUrl); nil: this build cannot.
+	StartRelay facekit.StartRelay
 	// ExtraTools are the tools of the bridge's own its MCP endpoint serves
 	// beside OpenHands' (--extra-tools), for the capability's tool list.
 	ExtraTools []string
@@ -85,7 +88,7 @@ func New(cfg Config) *Handlers {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Handlers{cfg: cfg, log: cfg.Logger.With("component", "handlers"),
-		mcp:   &facekit.MCP{Start: cfg.StartMCP, Log: cfg.Logger.With("component", "handlers")},
+		mcp:   &facekit.MCP{Start: cfg.StartMCP, Relay: cfg.StartRelay, Log: cfg.Logger.With("component", "handlers")},
 		local: &localserver.Local{Find: localserver.Options{Config: cfg.ServerConfig, Trust: cfg.Trust}}}
 }
 

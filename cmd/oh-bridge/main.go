@@ -111,7 +111,7 @@ func serveMain(args []string) int {
 		logger.Warn("the config file is left out", "error", err)
 	}
 	trusted := trust()
-	h := handlers.New(handlers.Config{Version: version, Roots: roots, Logger: logger, StartMCP: startMCP(logger, trusted, extras), ExtraTools: extras,
+	h := handlers.New(handlers.Config{Version: version, Roots: roots, Logger: logger, StartMCP: startMCP(logger, trusted, extras), StartRelay: startRelay(logger, "editor", extras), ExtraTools: extras,
 		ServerConfig: file.serverConfig(*configPath), ConfigError: err, Trust: trusted})
 	srv := rpc.NewServer(rpc.Options{Methods: h.Methods(), Logger: logger, Shutdown: h.Shutdown})
 	h.Bind(srv)

@@ -97,6 +97,13 @@ func startBridgeIn(t *testing.T, dir string, env []string, args ...string) *brid
 	if env != nil {
 		cmd.Env = append(os.Environ(), env...)
 	}
+	return runBridge(t, cmd)
+}
+
+// runBridge starts cmd, an `oh-bridge --stdio` run however the test
+// needs (in a network namespace of its own), with a client on its stdio.
+func runBridge(t *testing.T, cmd *exec.Cmd) *bridge {
+	t.Helper()
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	b := &bridge{cmd: cmd, stdin: stdin, stderr: &logbuf.Buffer{}, done: make(chan error, 1)}

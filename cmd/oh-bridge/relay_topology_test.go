@@ -433,6 +433,48 @@ func TestRelayTopology(t *testing.T) {
 		}
 	})
 
+	t.Run("the editor face (VS Code's) binds its conversation through the relay", func(t *testing.T) {
+		ws := filepath.Join(t.TempDir(), "vscode-ws")
+		if err := os.Mkdir(ws, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		ln, err := cloudM.Listen("tcp4", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		llm := scriptedllm.StartOn(t, ln, terminalCall("echo from-vscode > vscode.txt"), says("Done."))
+		llm.AnswerTitles("Relay turn")
+		b := runBridge(t, laptop.Command(bin, "--stdio", "--workspace", ws))
+		if _, err := b.client.Initialize(ctxT(t), map[string]any{}); err != nil {
+			t.Fatal(err)
+		}
+		secret, _ := os.ReadFile(c.secretFile)
+		var res struct {
+			ConversationID string `json:"conversationId"`
+			Via            string `json:"via"`
+		}
+		params := map[string]any{"serverUrl": c.agentURL(), "sessionApiKey": c.server.Key, "task": "Go.",
+			"relayUrl": c.relayURL(), "relaySecret": strings.TrimSpace(string(secret)),
+			"llm": map[string]any{"model": scriptedModel, "base_url": llm.URL, "api_key": "k"}}
+		if err := b.client.Call(ctxT(t), "openhands/connect", params, &res); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(res.Via, `as window "vscode-ws — editor"`) {
+			t.Errorf("connect's answer does not say which window the conversation is bound to: %+v", res)
+		}
+		llm.Wait(60 * time.Second)
+		ohtest.WaitFor(t, "the command's file in the editor's workspace", func() bool {
+			data, err := os.ReadFile(filepath.Join(ws, "vscode.txt"))
+			return err == nil && strings.TrimSpace(string(data)) == "from-vscode"
+		})
+		// A relay URL without its secret is refused in words.
+		params["relaySecret"] = ""
+		err = b.client.Call(ctxT(t), "openhands/connect", params, &res)
+		if err == nil || !strings.Contains(err.Error(), "pairing secret") {
+			t.Errorf("a relay without its secret: %v", err)
+		}
+	})
+
 	t.Run("the relay restarts", func(t *testing.T) {
 		c.stopRelay()
 		c.startRelay(t)

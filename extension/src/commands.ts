@@ -4,7 +4,7 @@ import * as vscode from 'vscode';
 import type { Bridge } from './bridge';
 import type { Conversations } from './conversations';
 import { serveMcp, stopMcp } from './mcpServe';
-import { llmSecretKey, secretKey } from './secrets';
+import { llmSecretKey, relaySecretKey, secretKey } from './secrets';
 import type { Terminals } from './terminals';
 
 /** What the commands act on. */
@@ -48,6 +48,10 @@ export function registerCommands(d: CommandDeps): vscode.Disposable[] {
   reg('openhands.setLlmApiKey', async () => {
     const key = await vscode.window.showInputBox({ prompt: 'API key of the agent\'s LLM (sent to the agent-server when a conversation starts)', password: true });
     if (key !== undefined) await d.context.secrets.store(llmSecretKey, key);
+  });
+  reg('openhands.setRelaySecret', async () => {
+    const key = await vscode.window.showInputBox({ prompt: 'The pairing secret the relay in "openhands.relayUrl" was started with', password: true });
+    if (key !== undefined) await d.context.secrets.store(relaySecretKey, key);
   });
   reg('openhands.sendMessage', async () => {
     const text = await vscode.window.showInputBox({ prompt: 'Message to the OpenHands agent' });

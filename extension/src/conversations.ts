@@ -6,7 +6,7 @@ import * as vscode from 'vscode';
 import type { Bridge } from './bridge';
 import type { ConversationView } from './conversationView';
 import { ago, conversationName } from './history';
-import { lastConversationKey, llmSecretKey } from './secrets';
+import { lastConversationKey, llmSecretKey, relaySecretKey } from './secrets';
 import { errorData } from './serverWords';
 import type { Servers, ServerChoice } from './servers';
 import type { SteerMethod } from './webview/protocol';
@@ -87,8 +87,24 @@ export class Conversations {
       params.llm = { model, ...(apiKey === undefined ? {} : { api_key: apiKey }), ...(baseUrl === '' ? {} : { base_url: baseUrl }) };
     }
     if (config.get<boolean>('confirmationMode', false)) params.confirmationPolicy = 'AlwaysConfirm';
+    const relayUrl = config.get<string>('relayUrl', '');
+    if (relayUrl !== '') {
+      const relaySecret = await this.context.secrets.get(relaySecretKey);
+      if (relaySecret === undefined || relaySecret === '') {
+        const go = await vscode.window.showErrorMessage('OpenHands: "openhands.relayUrl" is set, but not the relay\'s pairing secret.', 'Set Relay Pairing Secret');
+        if (go !== undefined) await vscode.commands.executeCommand('openhands.setRelaySecret');
+        return false;
+      }
+      params.relayUrl = relayUrl;
+      params.relaySecret = relaySecret;
+    }
     try {
-      await bridge.request('openhands/connect', params);
+      const result = await bridge.request('openhands/connect', params);
+      if (result.via !== undefined && result.via !== '') {
+        // Said once a conversation: where the agent's calls come from.
+        this.conversation.appendLine(`The agent on ${serverUrl} reaches this window through ${result.via}.`);
+        void vscode.window.showInformationMessage(`OpenHands: the agent on ${serverUrl} reaches this window through ${result.via}.`);
+      }
       if (opts.fromView !== true) this.conversation.show(true);
       return true;
     } catch (err) {

@@ -356,11 +356,24 @@ export interface ConnectParams {
   llm?: unknown;
   agent?: unknown;
   confirmationPolicy?: string;
+  /**
+   * RelayURL, for an agent-server on another machine, is the editors'
+   * side of an `oh-bridge relay` beside it, and RelaySecret the pairing
+   * secret it was started with: a new conversation is bound to this
+   * window there (docs/relay.md).
+   */
+  relayUrl?: string;
+  relaySecret?: string;
 }
 
 export interface ConnectResult {
   conversationId: string;
   status: Status;
+  /**
+   * Via says where the agent's calls come from when not from this
+   * machine: "the relay at URL, as window NAME".
+   */
+  via?: string;
 }
 
 /** ContentBlock is ACP's text content block, the only kind sent here. */
