@@ -31,7 +31,16 @@ func (e *Editor) create(ctx context.Context, t target, fileText string) (*Result
 	}, nil
 }
 
-func (e *Editor) strReplace(ctx context.Context, t target, oldStr, newStr, expectedVersion string) (*Result, error) {
+// opened is a file read for an edit: its text as on disk, as edited
+// (universal newlines), its version and its history.
+type opened struct {
+	raw, content, version string
+	history               *fileHistory
+}
+
+// openForEdit reads the file an edit changes, refusing it when it is no
+// longer the version the caller saw.
+func (e *Editor) openForEdit(ctx context.Context, t target, expectedVersion string) (*opened, error) {
 	raw, version, err := e.readText(ctx, t)
 	if err != nil {
 		return nil, err
@@ -39,8 +48,15 @@ func (e *Editor) strReplace(ctx context.Context, t target, oldStr, newStr, expec
 	if expectedVersion != "" && expectedVersion != version {
 		return nil, &workspace.StaleVersionError{Path: t.display, Expected: expectedVersion, Actual: version}
 	}
-	h := e.historyFor(t.resolved, version)
-	content := universalNewlines(raw)
+	return &opened{raw: raw, content: universalNewlines(raw), version: version, history: e.historyFor(t.resolved, version)}, nil
+}
+
+func (e *Editor) strReplace(ctx context.Context, t target, oldStr, newStr, expectedVersion string) (*Result, error) {
+	o, err := e.openForEdit(ctx, t, expectedVersion)
+	if err != nil {
+		return nil, err
+	}
+	raw, version, h, content := o.raw, o.version, o.history, o.content
 
 	occ := findAll(content, oldStr)
 	if len(occ) == 0 {
@@ -124,15 +140,11 @@ func occurrenceLines(s string, offsets []int) []int {
 }
 
 func (e *Editor) insert(ctx context.Context, t target, insertLine int, newStr, expectedVersion string) (*Result, error) {
-	raw, version, err := e.readText(ctx, t)
+	o, err := e.openForEdit(ctx, t, expectedVersion)
 	if err != nil {
 		return nil, err
 	}
-	if expectedVersion != "" && expectedVersion != version {
-		return nil, &workspace.StaleVersionError{Path: t.display, Expected: expectedVersion, Actual: version}
-	}
-	h := e.historyFor(t.resolved, version)
-	content := universalNewlines(raw)
+	raw, version, h, content := o.raw, o.version, o.history, o.content
 	numLines := pyLineCount(content)
 	if insertLine < 0 || insertLine > numLines {
 		return nil, invalidParameter(KindInvalidInsertLine, "insert_line", strconv.Itoa(insertLine),
