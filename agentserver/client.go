@@ -193,18 +193,24 @@ type EventPage struct {
 // do sends one request and decodes a 2xx answer into out. notFound, if
 // set, is the error for a 404.
 func (c *Client) do(ctx context.Context, method, path string, query url.Values, body, out any, notFound error) error {
-	u := *c.base
-	u.Path += path
-	if query != nil {
-		u.RawQuery = query.Encode()
-	}
 	var rd io.Reader
+	contentType := ""
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
 			return err
 		}
-		rd = bytes.NewReader(b)
+		rd, contentType = bytes.NewReader(b), "application/json"
+	}
+	return c.send(ctx, method, path, query, contentType, rd, out, notFound)
+}
+
+// send is do with a body of any type (a file upload's multipart form).
+func (c *Client) send(ctx context.Context, method, path string, query url.Values, contentType string, rd io.Reader, out any, notFound error) error {
+	u := *c.base
+	u.Path += path
+	if query != nil {
+		u.RawQuery = query.Encode()
 	}
 	req, err := http.NewRequestWithContext(ctx, method, u.String(), rd)
 	if err != nil {
@@ -213,8 +219,8 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 	for k, v := range c.header {
 		req.Header[k] = v
 	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
 	}
 	req.Header.Set("Accept", "application/json")
 	if c.key != "" {

@@ -235,7 +235,13 @@ func (e *editor) connect(params map[string]any) string {
 	var res struct {
 		ConversationID string `json:"conversationId"`
 	}
-	if err := e.client.Call(ctxT(e.t), "openhands/connect", params, &res); err != nil {
+	// The real server, a Python process beside the whole suite on a
+	// loaded machine, has been seen to take past ctxT's 10 s to accept
+	// the socket of a conversation it had just created; the editor's own
+	// connect has no such bound.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := e.client.Call(ctx, "openhands/connect", params, &res); err != nil {
 		e.t.Fatal(err)
 	}
 	return res.ConversationID

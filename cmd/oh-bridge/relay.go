@@ -28,6 +28,9 @@ func relayMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, relay.NewSecret())
 		return 0
 	}
+	if len(args) > 0 && args[0] == "install" {
+		return relayInstallMain(args[1:], os.Stdin, stdout, stderr)
+	}
 	fs := flag.NewFlagSet("oh-bridge relay", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
@@ -43,7 +46,7 @@ func relayMain(args []string, stdout, stderr io.Writer) int {
 		maxCalls    = fs.Int("max-calls", relay.DefaultMaxCalls, "the most tool calls running at once")
 	)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: oh-bridge relay --secret-file FILE [flags]\n       oh-bridge relay secret\n\nServes the tools of the editor windows that dial in to the agents of an agent-server on this machine.")
+		fmt.Fprintln(stderr, "Usage: oh-bridge relay --secret-file FILE [flags]\n       oh-bridge relay secret\n       oh-bridge relay install --server URL --public-url URL\n\nServes the tools of the editor windows that dial in to the agents of an agent-server on this machine.")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

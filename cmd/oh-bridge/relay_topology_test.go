@@ -28,6 +28,9 @@ const (
 	cloudRelayAgents = 18432
 	cloudRelayEdit   = 18433
 	cloudProxy       = 8080
+	// The relay `oh-bridge relay install` puts there.
+	cloudInstalledAgents = 18442
+	cloudInstalledEdit   = 18443
 )
 
 // cloud is the agent-server's machine: the real agent-server, the relay
@@ -130,8 +133,18 @@ http {
       proxy_set_header X-Original-URI $request_uri;
       proxy_read_timeout 1h;
     }
+    location %[4]s/relay2/ {
+      proxy_pass http://127.0.0.1:%[7]d/;
+      proxy_http_version 1.1;
+      proxy_set_header Upgrade $http_upgrade;
+      proxy_set_header Connection $connection_upgrade;
+      proxy_set_header Host $host;
+      proxy_set_header X-Forwarded-Prefix %[4]s/relay2;
+      proxy_read_timeout 1h;
+    }
     location %[4]s/agent/ {
       proxy_pass http://127.0.0.1:%[6]d/;
+      client_max_body_size 64m;
       proxy_http_version 1.1;
       proxy_set_header Upgrade $http_upgrade;
       proxy_set_header Connection $connection_upgrade;
@@ -140,7 +153,7 @@ http {
     }
   }
 }
-`, dir, m.Addr, cloudProxy, c.prefix, cloudRelayEdit, cloudAgentServer)
+`, dir, m.Addr, cloudProxy, c.prefix, cloudRelayEdit, cloudAgentServer, cloudInstalledEdit)
 	confFile := filepath.Join(dir, "nginx.conf")
 	if err := os.WriteFile(confFile, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
@@ -472,6 +485,59 @@ func TestRelayTopology(t *testing.T) {
 		err = b.client.Call(ctxT(t), "openhands/connect", params, &res)
 		if err == nil || !strings.Contains(err.Error(), "pairing secret") {
 			t.Errorf("a relay without its secret: %v", err)
+		}
+	})
+
+	t.Run("a relay installed through the agent-server's own API", func(t *testing.T) {
+		public := fmt.Sprintf("http://%s:%d%s/relay2", cloudM.Addr, cloudProxy, c.prefix)
+		secretFile := filepath.Join(t.TempDir(), "config", "relay-secret")
+		remoteBin := c.server.Home + "/.oh-bridge/bin/oh-bridge"
+		t.Cleanup(func() { _ = cloudM.Command("pkill", "-f", remoteBin+" relay").Run() })
+		install := laptop.Command(bin, "relay", "install", "--server", c.agentURL(), "--public-url", public,
+			"--agents", fmt.Sprintf("127.0.0.1:%d", cloudInstalledAgents), "--editors", fmt.Sprintf("127.0.0.1:%d", cloudInstalledEdit),
+			"--secret-file", secretFile)
+		install.Env = append(os.Environ(), "OH_BRIDGE_SESSION_API_KEY="+c.server.Key)
+		// Asked first: "no" installs nothing.
+		install.Stdin = strings.NewReader("n\n")
+		out, err := install.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "Not installed.") {
+			t.Fatalf("declined: %v\n%s", err, out)
+		}
+		if _, err := os.Stat(remoteBin); err == nil {
+			t.Fatal("the binary was uploaded though the person said no")
+		}
+		install = laptop.Command(bin, "relay", "install", "--server", c.agentURL(), "--public-url", public,
+			"--agents", fmt.Sprintf("127.0.0.1:%d", cloudInstalledAgents), "--editors", fmt.Sprintf("127.0.0.1:%d", cloudInstalledEdit),
+			"--secret-file", secretFile)
+		install.Env = append(os.Environ(), "OH_BRIDGE_SESSION_API_KEY="+c.server.Key)
+		install.Stdin = strings.NewReader("y\n")
+		if out, err = install.CombinedOutput(); err != nil || !strings.Contains(string(out), "The relay runs.") {
+			t.Fatalf("install: %v\n%s", err, out)
+		}
+		if fi, err := os.Stat(secretFile); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Fatalf("the secret kept here: %v %v", fi, err)
+		}
+		ws := filepath.Join(t.TempDir(), "installed-ws")
+		if err := os.Mkdir(ws, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		ln, err := cloudM.Listen("tcp4", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		llm := scriptedllm.StartOn(t, ln, terminalCall("echo via-installed > installed.txt"), says("Done."))
+		llm.AnswerTitles("Relay turn")
+		cmd := laptop.Command(bin, "acp", "--config", "", "--log-file", "-", "--find-server=false",
+			"--server", c.agentURL(), "--relay", public, "--relay-secret-file", secretFile)
+		cmd.Env = append(os.Environ(), "OH_BRIDGE_SESSION_API_KEY="+c.server.Key, "LLM_MODEL="+scriptedModel, "LLM_BASE_URL="+llm.URL, "LLM_API_KEY=k")
+		a := runACPProcess(t, cmd)
+		s, err := a.call("session/new", map[string]any{"cwd": ws, "mcpServers": []any{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		promptWithin(t, a, s["sessionId"].(string), "Go.", 60*time.Second)
+		if data, err := os.ReadFile(filepath.Join(ws, "installed.txt")); err != nil || strings.TrimSpace(string(data)) != "via-installed" {
+			t.Fatalf("through the installed relay: %q %v", data, err)
 		}
 	})
 
