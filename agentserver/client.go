@@ -385,6 +385,11 @@ func (c *Client) SendMessage(ctx context.Context, id, text string) error {
 	return c.do(ctx, http.MethodPost, conversationPath(id)+"/events", nil, textMessage(text, true), nil, &NotFoundError{ConversationID: id})
 }
 
+// DeleteConversation deletes a conversation and its history.
+func (c *Client) DeleteConversation(ctx context.Context, id string) error {
+	return c.do(ctx, http.MethodDelete, conversationPath(id), nil, nil, nil, &NotFoundError{ConversationID: id})
+}
+
 // Run resumes (or starts) the agent.
 func (c *Client) Run(ctx context.Context, id string) error {
 	err := c.do(ctx, http.MethodPost, conversationPath(id)+"/run", nil, nil, nil, &NotFoundError{ConversationID: id})

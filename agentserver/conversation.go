@@ -236,6 +236,23 @@ func Connect(ctx context.Context, o Options) (*Conversation, error) {
 	}
 	s.setStatus(func(st *Status) { st.State = StateConnected })
 	go s.run(sock)
+	if o.ConversationID == "" && o.Task != "" {
+		// The first message goes once the socket is attached, not with
+		// the conversation (initial_message): the server's event loop
+		// serves no socket handshake while the agent's step awaits a tool
+		// call, so a socket dialed after the run began waited for the
+		// whole of the agent's first command.
+		if err := c.SendMessage(ctx, conv.ID, o.Task); err != nil {
+			s.Close()
+			var busy *ServerBusyError
+			if errors.As(err, &busy) {
+				// A full server: the conversation goes, as if never made.
+				_ = c.DeleteConversation(context.Background(), conv.ID)
+				return nil, &ServerBusyError{URL: busy.URL, Request: "POST /api/conversations", Detail: busy.Detail}
+			}
+			return nil, err
+		}
+	}
 	return s, nil
 }
 
@@ -295,9 +312,6 @@ func startConversation(ctx context.Context, c *Client, o *Options) (conv *Conver
 	}
 	if o.ConfirmationPolicy != "" {
 		req["confirmation_policy"] = map[string]any{"kind": o.ConfirmationPolicy}
-	}
-	if o.Task != "" {
-		req["initial_message"] = textMessage(o.Task, true)
 	}
 	if encrypted {
 		req["secrets_encrypted"] = true

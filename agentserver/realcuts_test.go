@@ -171,8 +171,21 @@ func cutMidTurn(t *testing.T, lock string, eventsSocket bool) {
 		}
 		t.Logf("%d of %d events came after a later one of the log", late, len(got))
 	} else {
-		if !slices.Equal(got, want) {
-			t.Errorf("delivered %d events, the log has %d; in order, each once:\n got %q\nwant %q", len(got), len(want), got, want)
+		// Each once; and in the log's order but for the state updates:
+		// 1.49.1 publishes the update a message causes before the
+		// message itself, where its log has them the other way round
+		// (1.58.2 keeps the log's order).
+		kinds := map[string]string{}
+		for _, e := range r.snapshot() {
+			p := parse(e)
+			kinds[p.ID] = p.Kind
+		}
+		substantive := func(ids []string) []string {
+			return slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return kinds[id] == "ConversationStateUpdateEvent" })
+		}
+		sameOnce(t, persisted(r.snapshot()), logged)
+		if g, w := substantive(got), substantive(want); !slices.Equal(g, w) {
+			t.Errorf("delivered %d events, the log has %d; in order (state updates aside), each once:\n got %q\nwant %q", len(got), len(want), g, w)
 		}
 		if n := conv.Repeats(); n != 0 {
 			t.Errorf("the session socket resent %d events already delivered", n)
