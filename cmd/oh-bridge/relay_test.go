@@ -18,17 +18,32 @@ import (
 	"github.com/oh-bridge/oh-bridge/internal/ohtest/logbuf"
 )
 
-// startProc starts the binary with args and returns its stdout lines.
-func startProc(t *testing.T, args ...string) (<-chan string, *logbuf.Buffer) {
+// startProc starts the binary with args until the test ends and returns
+// its stdout's lines.
+func startProc(t *testing.T, args ...string) <-chan string {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
+	return startLogged(t, exec.Command(bin, args...), args[0])
+}
+
+// startLogged starts cmd until the test ends and returns its stdout's
+// lines; its stderr is printed when the test fails.
+func startLogged(t *testing.T, cmd *exec.Cmd, what string) <-chan string {
+	t.Helper()
+	lines, _ := startStoppable(t, cmd, what)
+	return lines
+}
+
+// startStoppable is startLogged with a stop: SIGINT, then SIGKILL after
+// 5 s, and the wait.
+func startStoppable(t *testing.T, cmd *exec.Cmd, what string) (<-chan string, func()) {
+	t.Helper()
 	out, _ := cmd.StdoutPipe()
 	stderr := &logbuf.Buffer{}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s: %v", what, err)
 	}
-	lines := make(chan string, 16)
+	lines := make(chan string, 64)
 	go func() {
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
@@ -36,20 +51,24 @@ func startProc(t *testing.T, args ...string) (<-chan string, *logbuf.Buffer) {
 		}
 		close(lines)
 	}()
-	t.Cleanup(func() {
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	stop := func() {
 		_ = cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
 		select {
 		case <-done:
 		case <-time.After(5 * time.Second):
 			_ = cmd.Process.Kill()
+			<-done
 		}
+	}
+	t.Cleanup(func() {
+		stop()
 		if t.Failed() {
-			t.Logf("%s stderr:\n%s", args[0], stderr.String())
+			t.Logf("%s:\n%s", what, stderr.String())
 		}
 	})
-	return lines, stderr
+	return lines, stop
 }
 
 func nextLine(t *testing.T, lines <-chan string, what string) string {
@@ -80,14 +99,14 @@ func TestRelayCommands(t *testing.T) {
 	if err := os.WriteFile(secretFile, out, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	relayLines, _ := startProc(t, "relay", "--secret-file", secretFile, "--agents", "127.0.0.1:0", "--editors", "127.0.0.1:0")
+	relayLines := startProc(t, "relay", "--secret-file", secretFile, "--agents", "127.0.0.1:0", "--editors", "127.0.0.1:0")
 	m := regexp.MustCompile(`editors' side (http://\S+)`).FindStringSubmatch(nextLine(t, relayLines, "the relay's first line"))
 	if m == nil {
 		t.Fatal("the relay did not say where its editors' side is")
 	}
 	ws := filepath.Join(dir, "ws")
 	_ = os.Mkdir(ws, 0o700)
-	mcpLines, _ := startProc(t, "mcp", "--workspace", ws, "--relay", m[1], "--relay-secret-file", secretFile)
+	mcpLines := startProc(t, "mcp", "--workspace", ws, "--relay", m[1], "--relay-secret-file", secretFile)
 	var entry map[string]struct {
 		URL     string            `json:"url"`
 		Headers map[string]string `json:"headers"`

@@ -3,7 +3,6 @@
 package main_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"net/http"
@@ -17,7 +16,6 @@ import (
 
 	"github.com/oh-bridge/oh-bridge/internal/netns"
 	"github.com/oh-bridge/oh-bridge/internal/ohtest"
-	"github.com/oh-bridge/oh-bridge/internal/ohtest/logbuf"
 	"github.com/oh-bridge/oh-bridge/internal/realserver"
 	"github.com/oh-bridge/oh-bridge/internal/scriptedllm"
 )
@@ -169,52 +167,6 @@ http {
 		return resp.StatusCode == http.StatusOK
 	})
 	return c
-}
-
-// startLogged starts cmd until the test ends and returns its stdout's
-// lines; its stderr is printed when the test fails.
-func startLogged(t *testing.T, cmd *exec.Cmd, what string) <-chan string {
-	t.Helper()
-	lines, _ := startStoppable(t, cmd, what)
-	return lines
-}
-
-// startStoppable is startLogged with a stop: SIGINT, then SIGKILL after
-// 5 s, and the wait.
-func startStoppable(t *testing.T, cmd *exec.Cmd, what string) (<-chan string, func()) {
-	t.Helper()
-	out, _ := cmd.StdoutPipe()
-	stderr := &logbuf.Buffer{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("%s: %v", what, err)
-	}
-	lines := make(chan string, 64)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	stop := func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	}
-	t.Cleanup(func() {
-		stop()
-		if t.Failed() {
-			t.Logf("%s:\n%s", what, stderr.String())
-		}
-	})
-	return lines, stop
 }
 
 // laptopACP is `oh-bridge acp` on the laptop, given the cloud's
