@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oh-bridge/oh-bridge/internal/ohtest"
 	"github.com/oh-bridge/oh-bridge/mcpserver"
 )
 
@@ -40,31 +41,7 @@ func TestOverLimitLineIsAnsweredUnderItsID(t *testing.T) {
 	defer cancel()
 	go srv.ServeStdio(ctx, mcpserver.StdioTransport(inR, outW))
 	t.Cleanup(func() { inW.Close() })
-	msgs := make(chan map[string]any, 10)
-	go func() {
-		dec := json.NewDecoder(outR)
-		for {
-			var m map[string]any
-			if dec.Decode(&m) != nil {
-				close(msgs)
-				return
-			}
-			msgs <- m
-		}
-	}()
-	next := func() map[string]any {
-		t.Helper()
-		select {
-		case m, ok := <-msgs:
-			if !ok {
-				t.Fatal("the face closed its output")
-			}
-			return m
-		case <-time.After(time.Minute):
-			t.Fatal("no answer in a minute")
-		}
-		return nil
-	}
+	next := ohtest.JSONMessages(t, outR, "the face", time.Minute)
 	io.WriteString(inW, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n")
 	next()
 	io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/oh-bridge/oh-bridge/internal/ohtest"
 )
 
 // TestMCPStdioSurvivesBadLines: `oh-bridge mcp` answers each line that is
@@ -17,31 +19,7 @@ import (
 // call running meanwhile is answered, in the same shell.
 func TestMCPStdioSurvivesBadLines(t *testing.T) {
 	stdin, stdout := startMCPProcess(t, t.TempDir())
-	msgs := make(chan map[string]any, 100)
-	go func() {
-		dec := json.NewDecoder(stdout)
-		for {
-			var m map[string]any
-			if dec.Decode(&m) != nil {
-				close(msgs)
-				return
-			}
-			msgs <- m
-		}
-	}()
-	next := func() map[string]any {
-		t.Helper()
-		select {
-		case m, ok := <-msgs:
-			if !ok {
-				t.Fatal("oh-bridge mcp closed its output")
-			}
-			return m
-		case <-time.After(20 * time.Second):
-			t.Fatal("no message from oh-bridge mcp")
-		}
-		return nil
-	}
+	next := ohtest.JSONMessages(t, stdout, "oh-bridge mcp", 20*time.Second)
 	send := func(line string) { stdin.Write([]byte(line + "\n")) }
 	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
 	next()
