@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oh-bridge/oh-bridge/internal/ohtest/logbuf"
 	"github.com/oh-bridge/oh-bridge/internal/scriptedllm"
 	"github.com/oh-bridge/oh-bridge/rpc/rpctest"
 )
@@ -65,24 +64,10 @@ func startCLIRig(t *testing.T, venv string) *cliRig {
 
 // startBridgeClean is startBridge with exactly env as the environment.
 func startBridgeClean(t *testing.T, env []string, args ...string) *bridge {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = env
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	b := &bridge{cmd: cmd, stdin: stdin, stderr: &logbuf.Buffer{}, done: make(chan error, 1)}
-	cmd.Stderr = b.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { b.done <- cmd.Wait() }()
-	b.client = rpctest.NewProcessClient(stdout, stdin)
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		if t.Failed() {
-			t.Logf("bridge stderr:\n%s", b.stderr.String())
-		}
-	})
-	return b
+	return runBridge(t, cmd)
 }
 
 // cliResult is a terminal/run result.

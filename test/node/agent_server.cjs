@@ -31,24 +31,8 @@ if (!bin || !serverUrl || !apiKey || !tmp) {
   process.exit(2);
 }
 
-const { check, finish, sleep } = require('./report.cjs');
+const { check, finish, sleep, until, executionStatus } = require('./report.cjs');
 
-// until polls cond for up to 30 s.
-async function until(what, cond) {
-  for (let i = 0; i < 600; i++) {
-    const v = await cond();
-    if (v) return v;
-    await sleep(50);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
-const executionStatus = (e) => {
-  if (e.kind !== 'ConversationStateUpdateEvent') return undefined;
-  if (e.key === 'execution_status') return e.value;
-  if (e.key === 'full_state') return e.value.execution_status;
-  return undefined;
-};
 const lastStatus = (events) => events.map(executionStatus).filter((s) => s !== undefined).pop();
 const describe = (e) => (e.kind === 'ConversationStateUpdateEvent' ? `${e.key}=${JSON.stringify(e.value)}` : e.kind);
 const observationText = (e) => e.observation.content.map((c) => c.text).join('\n');

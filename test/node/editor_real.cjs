@@ -18,29 +18,18 @@ const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
 const rpc = require('vscode-jsonrpc/node');
-const { check, finish, sleep } = require('./report.cjs');
+const report = require('./report.cjs');
+
+const { check, finish, sleep } = report;
 
 const [bin, configFile] = process.argv.slice(2);
 const config = JSON.parse(fs.readFileSync(configFile, 'utf8'));
+// until polls cond for up to 60 s.
+const until = (what, cond) => report.until(what, cond, 60);
+
 // runs says whether the scenario of this letter is run (all by default).
 const runs = (letter) => config.scenarios === undefined || config.scenarios.includes(letter);
 
-// until polls cond for up to 60 s.
-async function until(what, cond) {
-  for (let i = 0; i < 1200; i++) {
-    const v = await cond();
-    if (v) return v;
-    await sleep(50);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
-const executionStatus = (e) => {
-  if (e.kind !== 'ConversationStateUpdateEvent') return undefined;
-  if (e.key === 'execution_status') return e.value;
-  if (e.key === 'full_state') return e.value.execution_status;
-  return undefined;
-};
 
 function processRunning(marker) {
   for (const pid of fs.readdirSync('/proc')) {

@@ -24,4 +24,24 @@ function finish() {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-module.exports = { check, finish, sleep };
+// until polls cond every 50 ms for up to seconds (30 by default) and
+// returns its first truthy value; past that it throws, naming what.
+async function until(what, cond, seconds = 30) {
+  for (let i = 0; i < seconds * 20; i++) {
+    const v = await cond();
+    if (v) return v;
+    await sleep(50);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+// executionStatus is an agent-server event's execution status, if it
+// carries one (a state update of that key, or a full state).
+const executionStatus = (e) => {
+  if (e.kind !== 'ConversationStateUpdateEvent') return undefined;
+  if (e.key === 'execution_status') return e.value;
+  if (e.key === 'full_state') return e.value.execution_status;
+  return undefined;
+};
+
+module.exports = { check, finish, sleep, until, executionStatus };
