@@ -82,8 +82,30 @@ func rawStdio(b *testing.B, home string) rawMCP {
 }
 
 func rawHTTP(b *testing.B, url, token string) rawMCP {
+	post, err := rawSession(url, token, "bench-raw-http")
+	if err != nil {
+		b.Fatal(err)
+	}
+	send := func(b *testing.B, body string) string {
+		answer, err := post(body)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return answer
+	}
+	return rawMCP{
+		call: func(b *testing.B) string { return send(b, echoCall) },
+		ping: func(b *testing.B) string { return send(b, pingCall) },
+	}
+}
+
+// rawSession opens an MCP session on the HTTP endpoint at url with no
+// client library (initialize, then notifications/initialized); post sends
+// one more message in it and returns the answer's body.
+func rawSession(url, token, name string) (post func(body string) (string, error), err error) {
 	client := &http.Client{}
-	post := func(body, session string) (*http.Response, string) {
+	session := ""
+	post = func(body string) (string, error) {
 		req, _ := http.NewRequest("POST", url, strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+token)
 		req.Header.Set("Content-Type", "application/json")
@@ -94,19 +116,22 @@ func rawHTTP(b *testing.B, url, token string) rawMCP {
 		}
 		resp, err := client.Do(req)
 		if err != nil {
-			b.Fatal(err)
+			return "", err
 		}
-		data, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		return resp, string(data)
+		defer resp.Body.Close()
+		if session == "" {
+			session = resp.Header.Get("Mcp-Session-Id")
+		}
+		data, err := io.ReadAll(resp.Body)
+		return string(data), err
 	}
-	resp, _ := post(rawInit("bench-raw-http"), "")
-	session := resp.Header.Get("Mcp-Session-Id")
-	post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, session)
-	return rawMCP{
-		call: func(b *testing.B) string { _, body := post(echoCall, session); return body },
-		ping: func(b *testing.B) string { _, body := post(pingCall, session); return body },
+	if _, err := post(rawInit(name)); err != nil {
+		return nil, err
 	}
+	if _, err := post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`); err != nil {
+		return nil, err
+	}
+	return post, nil
 }
 
 func (m rawMCP) pingOnce(b *testing.B) time.Duration {

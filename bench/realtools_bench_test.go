@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -400,32 +398,10 @@ func inProcess(b *testing.B) *baseline {
 // directMCP runs the ops as tools/call on the bridge's endpoint, in an MCP
 // session of its own, with no proxy and no client library (as rawHTTP).
 func directMCP(b *testing.B, url, token, dir string) *baseline {
-	client := &http.Client{}
-	session := ""
-	post := func(body string) (string, error) {
-		req, _ := http.NewRequest("POST", url, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+token)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		if session != "" {
-			req.Header.Set("Mcp-Session-Id", session)
-			req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			return "", err
-		}
-		defer resp.Body.Close()
-		if session == "" {
-			session = resp.Header.Get("Mcp-Session-Id")
-		}
-		data, err := io.ReadAll(resp.Body)
-		return string(data), err
-	}
-	if _, err := post(rawInit("bench-direct")); err != nil {
+	post, err := rawSession(url, token, "bench-direct")
+	if err != nil {
 		b.Fatal(err)
 	}
-	post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	return newBaseline(b, "direct", dir, func(tool string, args []byte) (string, bool, error) {
 		answer, err := post(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"` + tool + `","arguments":` + string(args) + `}}`)
 		if err != nil {
