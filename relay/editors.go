@@ -3,7 +3,6 @@ package relay
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"regexp"
 	"strings"
@@ -98,7 +97,7 @@ func (r *Relay) serveLink(w http.ResponseWriter, req *http.Request, owner [32]by
 	}
 	win, welcome, err := r.register(owner, hello, link)
 	if err != nil {
-		_ = link.Send(wire.Frame{T: wire.TError, Why: err.Error(), Kind: kindOf(err)})
+		_ = link.Send(wire.ErrorFrame("", err))
 		conn.Close(websocket.StatusPolicyViolation, "refused")
 		return
 	}
@@ -236,14 +235,6 @@ func (r *Relay) fromBridge(win *window, link *wire.Link, f wire.Frame) error {
 		return nil
 	}
 	return errorf("bad_frame", "a bridge does not send %q frames", f.T)
-}
-
-func kindOf(err error) string {
-	var k interface{ Kind() string }
-	if errors.As(err, &k) {
-		return k.Kind()
-	}
-	return "refused"
 }
 
 // waitBack waits for the window's link, up to the grace or ctx.

@@ -182,7 +182,7 @@ func (l *Link) Run(ctx context.Context, other func(Frame) error) error {
 			}
 		default:
 			if err := other(f); err != nil {
-				if err := l.Send(Frame{T: TError, ID: f.ID, Why: err.Error(), Kind: kindOf(err)}); err != nil {
+				if err := l.Send(ErrorFrame(f.ID, err)); err != nil {
 					return err
 				}
 			}
@@ -242,10 +242,13 @@ func (e *FrameError) Error() string { return e.Words }
 // Kind is the error's kind.
 func (e *FrameError) Kind() string { return "bad_frame" }
 
-func kindOf(err error) string {
+// ErrorFrame is the error frame that answers the frame id with err: its
+// words, and its kind ("refused" when it has none).
+func ErrorFrame(id string, err error) Frame {
+	kind := "refused"
 	var k interface{ Kind() string }
 	if errors.As(err, &k) {
-		return k.Kind()
+		kind = k.Kind()
 	}
-	return "refused"
+	return Frame{T: TError, ID: id, Why: err.Error(), Kind: kind}
 }
