@@ -213,17 +213,24 @@ func (c *Conversation) confirmAgain() {
 	if c.waits <= c.answeredAt {
 		return
 	}
-	allowed := false
-	for _, id := range c.pendingIDs() {
-		allowed = allowed || c.accepted[id]
-	}
-	if !allowed {
+	if !c.onlyAcceptedWaitLocked() {
 		return
 	}
 	c.asking = true
 	c.answeredAt = c.waits
 	go func() {
-		err := c.c.RespondToConfirmation(c.ctx, c.id, true, "")
+		// The server's answer names no action: a "yes" sent after the
+		// accepted actions ran would allow whatever it waits on next.
+		// So it goes only while they still wait, no result of theirs
+		// and no newer action seen (CI once saw a rejected command run
+		// after a late second "yes").
+		c.mu.Lock()
+		still := c.onlyAcceptedWaitLocked()
+		c.mu.Unlock()
+		var err error
+		if still {
+			err = c.c.RespondToConfirmation(c.ctx, c.id, true, "")
+		}
 		if err != nil && c.ctx.Err() == nil {
 			c.log.Warn("the acceptance sent again was not delivered", "error", err)
 		}
@@ -232,6 +239,18 @@ func (c *Conversation) confirmAgain() {
 		c.mu.Unlock()
 		c.confirm()
 	}()
+}
+
+// onlyAcceptedWaitLocked says whether actions wait and every one of them
+// was allowed by the user. c.mu is held.
+func (c *Conversation) onlyAcceptedWaitLocked() bool {
+	ids := c.pendingIDs()
+	for _, id := range ids {
+		if !c.accepted[id] {
+			return false
+		}
+	}
+	return len(ids) > 0
 }
 
 // CaughtUp waits until every event the server held when it was called
