@@ -104,6 +104,10 @@ type Status struct {
 	// client gave none: the agent-server's own settings, or the person's
 	// OpenHands settings file.
 	LLMSource string `json:"llmSource,omitempty"`
+	// Via says where the agent's calls reach this window from when not
+	// from this machine: "the relay at URL, as window NAME". The
+	// conversation's link sets it (this package knows no endpoint).
+	Via string `json:"via,omitempty"`
 }
 
 // Conversation is the bridge's connection to one conversation of an

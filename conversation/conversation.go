@@ -213,8 +213,13 @@ func Open(ctx context.Context, o Options) (*Link, error) {
 			}
 			l.tracker.Event(ev)
 		},
-		OnStatus: o.OnStatus,
-		Logger:   o.Logger,
+		OnStatus: func(st agentserver.Status) {
+			if o.OnStatus != nil {
+				st.Via = l.via()
+				o.OnStatus(st)
+			}
+		},
+		Logger: o.Logger,
 	})
 	if err != nil {
 		l.Close(context.Background())
@@ -277,7 +282,22 @@ func (l *Link) ShowNewCalls() { l.tracker.ShowNewCalls() }
 func (l *Link) ConversationID() string { return l.conv.ConversationID() }
 
 // Status is the connection's status.
-func (l *Link) Status() agentserver.Status { return l.conv.Status() }
+func (l *Link) Status() agentserver.Status {
+	st := l.conv.Status()
+	st.Via = l.via()
+	return st
+}
+
+// via is where the agent's calls reach this window from, when not from
+// this machine (Endpoint.Via).
+func (l *Link) via() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.endpoint == nil {
+		return ""
+	}
+	return l.endpoint.Via
+}
 
 // SendMessage sends the person's message to the agent.
 func (l *Link) SendMessage(ctx context.Context, text string) error {

@@ -134,7 +134,7 @@ func (h *Handlers) connect(ctx context.Context, p *connectParams) (*connectResul
 		st := old.Status()
 		if st.ServerURL == p.ServerURL && (p.ConversationID == "" || p.ConversationID == st.ConversationID) &&
 			p.Task == "" && st.State == agentserver.StateConnected {
-			return &connectResult{ConversationID: st.ConversationID, Status: st}, nil
+			return &connectResult{ConversationID: st.ConversationID, Status: st, Via: st.Via}, nil
 		}
 		old.Close(ctx)
 		d.set(nil)
@@ -149,14 +149,9 @@ func (h *Handlers) connect(ctx context.Context, p *connectParams) (*connectResul
 	convID.Store("")
 	// A conversation on another machine's server reaches this window
 	// through the relay given.
-	endpoint, via := h.mcp.Shared(sess), ""
+	endpoint := h.mcp.Shared(sess)
 	if p.RelayURL != "" {
-		relayed := h.mcp.Relayed(sess, facekit.Relay{URL: p.RelayURL, Secret: p.RelaySecret}, endpoint)
-		endpoint = func(ctx context.Context, at conversation.Listen) (conversation.Endpoint, error) {
-			ep, err := relayed(ctx, at)
-			via = ep.Via
-			return ep, err
-		}
+		endpoint = h.mcp.Relayed(sess, facekit.Relay{URL: p.RelayURL, Secret: p.RelaySecret}, endpoint)
 	}
 	l, err := conversation.Open(ctx, conversation.Options{
 		Session:            sess,
@@ -197,7 +192,7 @@ func (h *Handlers) connect(ctx context.Context, p *connectParams) (*connectResul
 	d.set(l)
 	st := l.Status()
 	h.reportStatus(st)
-	return &connectResult{ConversationID: st.ConversationID, Status: st, Via: via}, nil
+	return &connectResult{ConversationID: st.ConversationID, Status: st, Via: st.Via}, nil
 }
 
 // httpClient is the client for agent-servers: every connection to one on

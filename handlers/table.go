@@ -85,6 +85,7 @@ func (h *Handlers) Methods() map[string]rpc.Method {
 		"openhands/find_server":        {Class: rpc.Concurrent, Handle: handle(h.findServer)},
 		"openhands/start_server":       {Class: rpc.Concurrent, Handle: handle(h.startServer)},
 		"openhands/trust_server":       {Class: rpc.Concurrent, Handle: handle(h.trustServer)},
+		"openhands/install_relay":      {Class: rpc.Concurrent, Handle: handle(h.installRelay)},
 
 		"mcp/start":  {Class: rpc.Concurrent, Handle: handle(h.mcpStart)},
 		"mcp/stop":   {Class: rpc.Concurrent, Handle: handle(h.mcpStop)},

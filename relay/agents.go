@@ -63,7 +63,7 @@ func (r *Relay) bind(win *window) (wire.Bound, error) {
 	if len(r.conversations) >= r.opts.MaxConversations {
 		return wire.Bound{}, errorf(KindRelayFull, "the relay has %d conversations, its cap (--max-conversations): delete finished conversations or raise the cap", r.opts.MaxConversations)
 	}
-	key, token := NewSecret()[:32], NewSecret()
+	key, token := wire.NewSecret()[:32], wire.NewSecret()
 	r.conversations[key] = r.newConversation(key, token, win.info.ID, win.owner)
 	r.boundLocked()
 	return wire.Bound{Conversation: key, URL: strings.TrimSuffix(r.opts.AgentBase, "/") + "/mcp/" + key, Token: token}, nil
@@ -256,6 +256,17 @@ func failure(e *Error) *mcp.CallToolResult {
 		Meta: mcp.Meta{"oh-bridge/error": map[string]any{"kind": e.Kind()}}}
 }
 
+// agentImplementation is who the relay says it is to the window for one
+// agent's session: the agent's own client, as it would say itself to a
+// window it reached directly (the window names the agent's terminal after
+// it), and the relay when the agent gave no name.
+func agentImplementation(ss *mcp.ServerSession, version string) *mcp.Implementation {
+	if p := ss.InitializeParams(); p != nil && p.ClientInfo != nil && p.ClientInfo.Name != "" {
+		return &mcp.Implementation{Name: p.ClientInfo.Name, Version: p.ClientInfo.Version}
+	}
+	return &mcp.Implementation{Name: "oh-bridge-relay", Version: version}
+}
+
 // agentLink returns the stream and client that carry one agent MCP
 // session to the window, opening them on its first call.
 func (r *Relay) agentLink(ctx context.Context, c *conversation, ss *mcp.ServerSession) (*agentLink, error) {
@@ -273,7 +284,7 @@ func (r *Relay) agentLink(ctx context.Context, c *conversation, ss *mcp.ServerSe
 	if err := r.waitBack(ctx, win); err != nil {
 		return nil, err
 	}
-	s := wire.NewStream(NewSecret()[:24])
+	s := wire.NewStream(wire.NewSecret()[:24])
 	r.mu.Lock()
 	link := win.link
 	if link == nil || win.streams == nil {
@@ -286,7 +297,7 @@ func (r *Relay) agentLink(ctx context.Context, c *conversation, ss *mcp.ServerSe
 		return nil, errorf(KindWindowGone, "the editor window %q dropped its link as the call began; try the call again", win.name)
 	}
 	_ = link.Carry(s, 0)
-	client := mcp.NewClient(&mcp.Implementation{Name: "oh-bridge-relay", Version: r.opts.Version}, &mcp.ClientOptions{
+	client := mcp.NewClient(agentImplementation(ss, r.opts.Version), &mcp.ClientOptions{
 		ProgressNotificationHandler: func(ctx context.Context, p *mcp.ProgressNotificationClientRequest) {
 			_ = ss.NotifyProgress(ctx, p.Params)
 		},

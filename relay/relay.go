@@ -7,7 +7,6 @@
 package relay
 
 import (
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
@@ -115,9 +114,6 @@ func New(o Options) (*Relay, error) {
 // SetAgentBase sets the agents' side's URL, once its listener has its
 // port; call it before serving.
 func (r *Relay) SetAgentBase(url string) { r.opts.AgentBase = url }
-
-// NewSecret makes a pairing secret or a token: 256 random bits, as text.
-func NewSecret() string { return rand.Text() + rand.Text() }
 
 // owner finds whose secret a request's Authorization header carries. The
 // comparison is of digests, in constant time, over every secret.

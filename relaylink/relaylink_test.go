@@ -89,6 +89,7 @@ func (c *cutter) refuse(on bool) {
 }
 
 type rig struct {
+	sess   *session.Session
 	root   string
 	relay  *relay.Relay
 	agents *httptest.Server
@@ -134,7 +135,7 @@ func newRig(t *testing.T, grace time.Duration) *rig {
 		},
 	})
 	t.Cleanup(func() { link.Close(); cancel() })
-	r := &rig{root: root, relay: rl, agents: agents, cut: cut, link: link, states: states}
+	r := &rig{sess: sess, root: root, relay: rl, agents: agents, cut: cut, link: link, states: states}
 	r.waitUp(t)
 	return r
 }
@@ -239,6 +240,15 @@ func TestThroughTheRelay(t *testing.T) {
 	}
 	if data, err := os.ReadFile(file); err != nil || string(data) != "one\n" {
 		t.Fatalf("the file in the window's workspace: %q %v", data, err)
+	}
+	// The window knows the agent by its own name (its terminal is named
+	// after it), as when the agent reaches it directly, not by the relay's.
+	var agents []string
+	for _, a := range r.sess.Agents() {
+		agents = append(agents, a.Name)
+	}
+	if len(agents) != 1 || agents[0] != "agent 1" {
+		t.Errorf("the window's agents: %q", agents)
 	}
 }
 

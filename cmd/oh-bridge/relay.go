@@ -18,6 +18,7 @@ import (
 
 	"github.com/oh-bridge/oh-bridge/internal/ownfile"
 	"github.com/oh-bridge/oh-bridge/relay"
+	"github.com/oh-bridge/oh-bridge/relay/wire"
 )
 
 // relayMain is `oh-bridge relay`: run where an agent-server runs, it
@@ -25,7 +26,7 @@ import (
 // agents. `oh-bridge relay secret` prints a new pairing secret.
 func relayMain(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "secret" {
-		fmt.Fprintln(stdout, relay.NewSecret())
+		fmt.Fprintln(stdout, wire.NewSecret())
 		return 0
 	}
 	if len(args) > 0 && args[0] == "install" {

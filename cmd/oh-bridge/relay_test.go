@@ -1,7 +1,6 @@
 package main_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -15,7 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/oh-bridge/oh-bridge/internal/ohtest/logbuf"
+	"github.com/oh-bridge/oh-bridge/internal/relayrig"
 )
 
 // startProc starts the binary with args until the test ends and returns
@@ -37,38 +36,7 @@ func startLogged(t *testing.T, cmd *exec.Cmd, what string) <-chan string {
 // 5 s, and the wait.
 func startStoppable(t *testing.T, cmd *exec.Cmd, what string) (<-chan string, func()) {
 	t.Helper()
-	out, _ := cmd.StdoutPipe()
-	stderr := &logbuf.Buffer{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("%s: %v", what, err)
-	}
-	lines := make(chan string, 64)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	stop := func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	}
-	t.Cleanup(func() {
-		stop()
-		if t.Failed() {
-			t.Logf("%s:\n%s", what, stderr.String())
-		}
-	})
-	return lines, stop
+	return relayrig.Run(t, cmd, what)
 }
 
 func nextLine(t *testing.T, lines <-chan string, what string) string {

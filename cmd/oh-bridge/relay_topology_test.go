@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -17,67 +16,22 @@ import (
 	"github.com/oh-bridge/oh-bridge/internal/netns"
 	"github.com/oh-bridge/oh-bridge/internal/ohtest"
 	"github.com/oh-bridge/oh-bridge/internal/realserver"
+	"github.com/oh-bridge/oh-bridge/internal/relayrig"
 	"github.com/oh-bridge/oh-bridge/internal/scriptedllm"
 )
 
-// Ports in the cloud's own namespace, where nothing else listens.
-const (
-	cloudAgentServer = 18431
-	cloudRelayAgents = 18432
-	cloudRelayEdit   = 18433
-	cloudProxy       = 8080
-	// The relay `oh-bridge relay install` puts there.
-	cloudInstalledAgents = 18442
-	cloudInstalledEdit   = 18443
-)
-
-// cloud is the agent-server's machine: the real agent-server, the relay
-// and nginx in front of both under one session's path prefix, as a cloud
-// deployment puts them.
+// cloud is the agent-server's machine: the real agent-server, and the
+// relay and nginx in front of both (relayrig), as a cloud deployment puts
+// them.
 type cloud struct {
-	m          *netns.Machine
-	server     *realserver.Server
-	secretFile string
-	prefix     string // "/s/{session}"
-	stopRelay  func()
-}
-
-// startRelay starts the relay on its ports (again, after stopRelay).
-func (c *cloud) startRelay(t *testing.T) {
-	t.Helper()
-	relay := c.m.Command(bin, "relay", "--secret-file", c.secretFile,
-		"--agents", fmt.Sprintf("127.0.0.1:%d", cloudRelayAgents), "--editors", fmt.Sprintf("127.0.0.1:%d", cloudRelayEdit))
-	var lines <-chan string
-	lines, c.stopRelay = startStoppable(t, relay, "the relay")
-	select {
-	case l := <-lines:
-		if !strings.Contains(l, "editors' side") {
-			t.Fatalf("the relay said %q", l)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("the relay did not start in 20 s")
-	}
-}
-
-func (c *cloud) relayURL() string {
-	return fmt.Sprintf("http://%s:%d%s/relay", c.m.Addr, cloudProxy, c.prefix)
-}
-func (c *cloud) agentURL() string {
-	return fmt.Sprintf("http://%s:%d%s/agent", c.m.Addr, cloudProxy, c.prefix)
+	*relayrig.Cloud
+	server *realserver.Server
 }
 
 // needTopology skips (fails in CI) without what the machines need.
 func needTopology(t *testing.T) {
 	t.Helper()
-	missing := netns.Missing()
-	for _, tool := range []string{"nginx", "nft"} {
-		if missing == "" {
-			if _, err := exec.LookPath(tool); err != nil {
-				missing = tool + " (apt-get install nginx-light nftables)"
-			}
-		}
-	}
-	if missing != "" {
+	if missing := relayrig.Missing(); missing != "" {
 		if os.Getenv("CI") != "" {
 			t.Fatalf("the relay's topology needs %s", missing)
 		}
@@ -86,87 +40,11 @@ func needTopology(t *testing.T) {
 }
 
 // startCloud starts the cloud's programs in m: the real agent-server,
-// the relay, nginx. llm is the agent's model, served in the cloud too.
+// the relay, nginx.
 func startCloud(t *testing.T, m *netns.Machine) *cloud {
 	t.Helper()
-	c := &cloud{m: m, prefix: "/s/abc"}
-	dir := t.TempDir()
-	c.secretFile = filepath.Join(dir, "relay-secret")
-	out, err := exec.Command(bin, "relay", "secret").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(c.secretFile, out, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	c.server = realserver.Start(t, realserver.Latest, realserver.Options{Port: cloudAgentServer, Command: m.Command, Dial: m.DialContext})
-
-	c.startRelay(t)
-
-	conf := fmt.Sprintf(`user root;
-worker_processes 1;
-daemon off;
-pid %[1]s/nginx.pid;
-error_log %[1]s/error.log info;
-events { worker_connections 256; }
-http {
-  access_log %[1]s/access.log;
-  client_body_temp_path %[1]s/body;
-  proxy_temp_path %[1]s/proxy;
-  fastcgi_temp_path %[1]s/fastcgi;
-  uwsgi_temp_path %[1]s/uwsgi;
-  scgi_temp_path %[1]s/scgi;
-  map $http_upgrade $connection_upgrade { default upgrade; '' close; }
-  server {
-    listen %[2]s:%[3]d;
-    location %[4]s/relay/ {
-      proxy_pass http://127.0.0.1:%[5]d/;
-      proxy_http_version 1.1;
-      proxy_set_header Upgrade $http_upgrade;
-      proxy_set_header Connection $connection_upgrade;
-      proxy_set_header Host $host;
-      proxy_set_header X-Forwarded-Proto $scheme;
-      proxy_set_header X-Forwarded-Host $http_host;
-      proxy_set_header X-Forwarded-Prefix %[4]s/relay;
-      proxy_set_header X-Original-URI $request_uri;
-      proxy_read_timeout 1h;
-    }
-    location %[4]s/relay2/ {
-      proxy_pass http://127.0.0.1:%[7]d/;
-      proxy_http_version 1.1;
-      proxy_set_header Upgrade $http_upgrade;
-      proxy_set_header Connection $connection_upgrade;
-      proxy_set_header Host $host;
-      proxy_set_header X-Forwarded-Prefix %[4]s/relay2;
-      proxy_read_timeout 1h;
-    }
-    location %[4]s/agent/ {
-      proxy_pass http://127.0.0.1:%[6]d/;
-      client_max_body_size 64m;
-      proxy_http_version 1.1;
-      proxy_set_header Upgrade $http_upgrade;
-      proxy_set_header Connection $connection_upgrade;
-      proxy_set_header Host $host;
-      proxy_read_timeout 1h;
-    }
-  }
-}
-`, dir, m.Addr, cloudProxy, c.prefix, cloudRelayEdit, cloudAgentServer, cloudInstalledEdit)
-	confFile := filepath.Join(dir, "nginx.conf")
-	if err := os.WriteFile(confFile, []byte(conf), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	startLogged(t, m.Command("nginx", "-c", confFile, "-p", dir), "nginx")
-	hc := &http.Client{Transport: &http.Transport{DialContext: m.DialContext}, Timeout: 2 * time.Second}
-	ohtest.WaitFor(t, "nginx in front of the agent-server", func() bool {
-		resp, err := hc.Get(c.agentURL() + "/ready")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	})
-	return c
+	server := realserver.Start(t, realserver.Latest, realserver.Options{Port: relayrig.AgentServerPort, Command: m.Command, Dial: m.DialContext})
+	return &cloud{Cloud: relayrig.Start(t, m, bin), server: server}
 }
 
 // laptopACP is `oh-bridge acp` on the laptop, given the cloud's
@@ -174,7 +52,7 @@ http {
 func laptopACP(t *testing.T, m *netns.Machine, c *cloud, llmURL string) *acpProcess {
 	t.Helper()
 	cmd := m.Command(bin, "acp", "--config", "", "--log-file", "-", "--find-server=false",
-		"--server", c.agentURL(), "--relay", c.relayURL(), "--relay-secret-file", c.secretFile)
+		"--server", c.AgentURL(), "--relay", c.RelayURL(), "--relay-secret-file", c.SecretFile)
 	cmd.Env = append(os.Environ(), "OH_BRIDGE_SESSION_API_KEY="+c.server.Key,
 		"LLM_MODEL="+scriptedModel, "LLM_BASE_URL="+llmURL, "LLM_API_KEY=k")
 	return runACPProcess(t, cmd)
@@ -361,7 +239,7 @@ func TestRelayTopology(t *testing.T) {
 
 	t.Run("refused: wrong secret, wrong token, foreign origin", func(t *testing.T) {
 		hc := &http.Client{Transport: &http.Transport{DialContext: laptop.DialContext}, Timeout: 10 * time.Second}
-		req, _ := http.NewRequest("GET", c.relayURL()+"/link", nil)
+		req, _ := http.NewRequest("GET", c.RelayURL()+"/link", nil)
 		for k, v := range map[string]string{"Authorization": "Bearer not-the-secret", "Connection": "Upgrade", "Upgrade": "websocket",
 			"Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="} {
 			req.Header.Set(k, v)
@@ -374,7 +252,7 @@ func TestRelayTopology(t *testing.T) {
 		if resp.StatusCode != http.StatusUnauthorized {
 			t.Errorf("a wrong pairing secret through the proxy: %d", resp.StatusCode)
 		}
-		secret, _ := os.ReadFile(c.secretFile)
+		secret, _ := os.ReadFile(c.SecretFile)
 		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(secret)))
 		req.Header.Set("Origin", "https://elsewhere.example")
 		if resp, err = hc.Do(req); err != nil {
@@ -387,7 +265,7 @@ func TestRelayTopology(t *testing.T) {
 		// The agents' side, from the cloud: a conversation's URL with a
 		// wrong token.
 		cc := &http.Client{Transport: &http.Transport{DialContext: cloudM.DialContext}, Timeout: 10 * time.Second}
-		r2, _ := http.NewRequest("POST", fmt.Sprintf("http://127.0.0.1:%d/mcp/0123456789abcdef0123", cloudRelayAgents), strings.NewReader(`{}`))
+		r2, _ := http.NewRequest("POST", fmt.Sprintf("http://127.0.0.1:%d/mcp/0123456789abcdef0123", relayrig.RelayAgentsPort), strings.NewReader(`{}`))
 		r2.Header.Set("Authorization", "Bearer wrong")
 		if resp, err = cc.Do(r2); err != nil {
 			t.Fatal(err)
@@ -413,13 +291,13 @@ func TestRelayTopology(t *testing.T) {
 		if _, err := b.client.Initialize(ctxT(t), map[string]any{}); err != nil {
 			t.Fatal(err)
 		}
-		secret, _ := os.ReadFile(c.secretFile)
+		secret, _ := os.ReadFile(c.SecretFile)
 		var res struct {
 			ConversationID string `json:"conversationId"`
 			Via            string `json:"via"`
 		}
-		params := map[string]any{"serverUrl": c.agentURL(), "sessionApiKey": c.server.Key, "task": "Go.",
-			"relayUrl": c.relayURL(), "relaySecret": strings.TrimSpace(string(secret)),
+		params := map[string]any{"serverUrl": c.AgentURL(), "sessionApiKey": c.server.Key, "task": "Go.",
+			"relayUrl": c.RelayURL(), "relaySecret": strings.TrimSpace(string(secret)),
 			"llm": map[string]any{"model": scriptedModel, "base_url": llm.URL, "api_key": "k"}}
 		if err := b.client.Call(ctxT(t), "openhands/connect", params, &res); err != nil {
 			t.Fatal(err)
@@ -441,12 +319,12 @@ func TestRelayTopology(t *testing.T) {
 	})
 
 	t.Run("a relay installed through the agent-server's own API", func(t *testing.T) {
-		public := fmt.Sprintf("http://%s:%d%s/relay2", cloudM.Addr, cloudProxy, c.prefix)
+		public := c.InstalledRelayURL()
 		secretFile := filepath.Join(t.TempDir(), "config", "relay-secret")
 		remoteBin := c.server.Home + "/.oh-bridge/bin/oh-bridge"
 		t.Cleanup(func() { _ = cloudM.Command("pkill", "-f", remoteBin+" relay").Run() })
-		install := laptop.Command(bin, "relay", "install", "--server", c.agentURL(), "--public-url", public,
-			"--agents", fmt.Sprintf("127.0.0.1:%d", cloudInstalledAgents), "--editors", fmt.Sprintf("127.0.0.1:%d", cloudInstalledEdit),
+		install := laptop.Command(bin, "relay", "install", "--server", c.AgentURL(), "--public-url", public,
+			"--agents", fmt.Sprintf("127.0.0.1:%d", relayrig.InstalledAgentsPort), "--editors", fmt.Sprintf("127.0.0.1:%d", relayrig.InstalledEditorsPort),
 			"--secret-file", secretFile)
 		install.Env = append(os.Environ(), "OH_BRIDGE_SESSION_API_KEY="+c.server.Key)
 		// Asked first: "no" installs nothing.
@@ -458,8 +336,8 @@ func TestRelayTopology(t *testing.T) {
 		if _, err := os.Stat(remoteBin); err == nil {
 			t.Fatal("the binary was uploaded though the person said no")
 		}
-		install = laptop.Command(bin, "relay", "install", "--server", c.agentURL(), "--public-url", public,
-			"--agents", fmt.Sprintf("127.0.0.1:%d", cloudInstalledAgents), "--editors", fmt.Sprintf("127.0.0.1:%d", cloudInstalledEdit),
+		install = laptop.Command(bin, "relay", "install", "--server", c.AgentURL(), "--public-url", public,
+			"--agents", fmt.Sprintf("127.0.0.1:%d", relayrig.InstalledAgentsPort), "--editors", fmt.Sprintf("127.0.0.1:%d", relayrig.InstalledEditorsPort),
 			"--secret-file", secretFile)
 		install.Env = append(os.Environ(), "OH_BRIDGE_SESSION_API_KEY="+c.server.Key)
 		install.Stdin = strings.NewReader("y\n")
@@ -480,7 +358,7 @@ func TestRelayTopology(t *testing.T) {
 		llm := scriptedllm.StartOn(t, ln, terminalCall("echo via-installed > installed.txt"), says("Done."))
 		llm.AnswerTitles("Relay turn")
 		cmd := laptop.Command(bin, "acp", "--config", "", "--log-file", "-", "--find-server=false",
-			"--server", c.agentURL(), "--relay", public, "--relay-secret-file", secretFile)
+			"--server", c.AgentURL(), "--relay", public, "--relay-secret-file", secretFile)
 		cmd.Env = append(os.Environ(), "OH_BRIDGE_SESSION_API_KEY="+c.server.Key, "LLM_MODEL="+scriptedModel, "LLM_BASE_URL="+llm.URL, "LLM_API_KEY=k")
 		a := runACPProcess(t, cmd)
 		s, err := a.call("session/new", map[string]any{"cwd": ws, "mcpServers": []any{}})
@@ -494,8 +372,8 @@ func TestRelayTopology(t *testing.T) {
 	})
 
 	t.Run("the relay restarts", func(t *testing.T) {
-		c.stopRelay()
-		c.startRelay(t)
+		c.StopRelay()
+		c.StartRelay(t)
 		promptWithin(t, one.acp, one.session, "Again.", 120*time.Second)
 		if got := one.file(t, "restarted.txt"); got != "after-restart" {
 			t.Fatalf("after the restart: %q", got)

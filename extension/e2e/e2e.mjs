@@ -24,28 +24,33 @@
 // OUT_DIR/long-conversation.json. Last, with no server configured, the
 // bridge offers to start the installed agent-server (the real one),
 // starts it with consent and stops it with the window; then an Agent
-// Canvas-shaped stack is found with no question. Screenshots go to
-// OUT_DIR, with the shared server's log (agent-server.log).
+// Canvas-shaped stack is found with no question. Then the relay: a VS
+// Code on a "laptop" that takes no inbound connection, the agent-server
+// in a "cloud" behind a proxy, in network namespaces of their own; the
+// cloud's agent reaches the window through `oh-bridge relay`
+// (scenarios/relay.mjs). Screenshots go to OUT_DIR, with the servers'
+// logs (agent-server.log, relay-agent-server.log).
 //
 // This file is the runner: it starts code-server, the servers and the
 // browser, then each scenario in turn, one file each in scenarios/
 // (mcp-agent, agent-server, conversation-view, long-conversation,
-// local-server); lib.mjs holds what they share (checks, processes,
+// local-server, relay); lib.mjs holds what they share (checks, processes,
 // helpers, reading and driving a window).
 //
 // Env: CODE_SERVER (launcher), VSIX, REPO (the oh-bridge checkout), OUT_DIR;
-// E2E_ONLY=view, long or local runs that step alone.
+// E2E_ONLY=view, long, local or relay runs that step alone.
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { chromium } from 'playwright-core';
-import { CODE_SERVER, VSIX, OUT_DIR, results, children, check, freePort, start, until, buildHelpers, startRealServer, finishHelper, workbench, openFile, localServerSetup } from './lib.mjs';
+import { CODE_SERVER, VSIX, OUT_DIR, results, children, check, freePort, start, until, buildHelpers, startRealServer, startRelayRig, finishHelper, workbench, openFile, localServerSetup } from './lib.mjs';
 import { mcpAgent } from './scenarios/mcp-agent.mjs';
 import { agentServer } from './scenarios/agent-server.mjs';
 import { conversationView } from './scenarios/conversation-view.mjs';
 import { localServer } from './scenarios/local-server.mjs';
 import { longConversation } from './scenarios/long-conversation.mjs';
+import { relay } from './scenarios/relay.mjs';
 
 async function main() {
   const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'oh-e2e-')));
@@ -87,6 +92,9 @@ async function main() {
   const helpers = await buildHelpers(path.join(tmp, 'bin'));
   const real = startRealServer(helpers, path.join(OUT_DIR, 'agent-server.log'), ['-no-key']);
   const canvasServer = startRealServer(helpers, path.join(OUT_DIR, 'canvas-agent-server.log'), ['-lock', 'agent-server-1.49', '-port', '18000']);
+  // The relay's cloud (another real 1.58.2, the relay, nginx) and laptop,
+  // in network namespaces of their own: started now too.
+  const rig = startRelayRig(helpers, path.join(OUT_DIR, 'relay-agent-server.log'));
 
   // Where an installed `agent-server` goes on the PATH the extension's
   // bridge sees, for the bridge to offer and start; and the default port
@@ -116,7 +124,7 @@ async function main() {
   const canvas = ready(canvasServer, '1.49.1 (Agent Canvas\'s, on 18000)');
   canvas.catch(() => undefined);
   const servers = async () => ({ srv: await ready(real, '1.58.2'), canvas });
-  const ctx = { tmp, port, helpers, local };
+  const ctx = { tmp, port, helpers, local, extDir };
   try {
     if (process.env.E2E_ONLY === 'long') return await longConversation(browser, { port, ws: longWs, feed });
     await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`);
@@ -129,6 +137,7 @@ async function main() {
     // server's) step alone, when working on it.
     if (process.env.E2E_ONLY === 'view') return await conversationView(browser, { ...ctx, ...(await servers()) });
     if (process.env.E2E_ONLY === 'local') return await localServer(browser, { ...ctx, ...(await servers()) });
+    if (process.env.E2E_ONLY === 'relay') return await relay(rig, ctx);
 
     await openFile(page, editorText, 'notes.txt', 'hello');
     await page.screenshot({ path: path.join(OUT_DIR, '1-before-connect.png') });
@@ -139,6 +148,7 @@ async function main() {
     await conversationView(browser, ctx);
     await longConversation(browser, { port, ws: longWs, feed });
     await localServer(browser, ctx);
+    await relay(rig, ctx);
   } catch (err) {
     // Each window as it was: failure-1.png is the first.
     const pages = browser.contexts().flatMap((c) => c.pages());

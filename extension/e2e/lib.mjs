@@ -67,19 +67,47 @@ export async function until(what, fn, ms = 30_000) {
   throw new Error(`timed out waiting for ${what} (last: ${String(last).slice(0, 300)})`);
 }
 
-// The real agent-server and its scripted model come from two small Go
-// commands of the repository (internal/realserver/cmd/realserver,
-// internal/scriptedllm/cmd/scriptedllm), which share their code with the
-// Go tests' own: built once into the run's directory.
+// The real agent-server, its scripted model and the relay's cloud come
+// from small Go commands of the repository
+// (internal/realserver/cmd/realserver, internal/scriptedllm/cmd/scriptedllm,
+// internal/relayrig/cmd/relayrig), which share their code with the Go
+// tests' own, and the cloud's relay is the bridge's own binary: built
+// once into the run's directory.
 export function buildHelpers(dir) {
   fs.mkdirSync(dir, { recursive: true });
   return new Promise((resolve, reject) => {
-    const go = spawn('go', ['build', '-o', dir, './internal/realserver/cmd/realserver', './internal/scriptedllm/cmd/scriptedllm'], { cwd: REPO, stdio: ['ignore', 'inherit', 'inherit'] });
+    const go = spawn('go', ['build', '-o', dir, './internal/realserver/cmd/realserver', './internal/scriptedllm/cmd/scriptedllm',
+      './internal/relayrig/cmd/relayrig', './cmd/oh-bridge'], { cwd: REPO, stdio: ['ignore', 'inherit', 'inherit'] });
     go.on('error', reject);
-    go.on('exit', (code) => (code === 0 ? resolve({ realserver: path.join(dir, 'realserver'), scriptedllm: path.join(dir, 'scriptedllm') })
+    go.on('exit', (code) => (code === 0 ? resolve({ realserver: path.join(dir, 'realserver'), scriptedllm: path.join(dir, 'scriptedllm'),
+      relayrig: path.join(dir, 'relayrig'), ohBridge: path.join(dir, 'oh-bridge') })
       : reject(new Error(`go build of the e2e's helpers exited ${code}`))));
   });
 }
+
+// startRelayRig builds the relay's topology (internal/relayrig/cmd/relayrig):
+// a "cloud" network namespace with the real agent-server 1.58.2, the relay
+// and nginx in front of both under /s/abc/, and a "laptop" namespace that
+// refuses every inbound connection. Its ready promise is what it printed
+// once all answered: cloud, laptop (the namespaces' names), agentUrl,
+// relayUrl, key, secret, inboundRefused; or { missing } when this machine
+// cannot build it (not root, no iproute2, nftables or nginx).
+export function startRelayRig(helpers, log) {
+  const child = startHelper(helpers.relayrig, ['-bin', helpers.ohBridge, '-log', log]);
+  child.ready = Promise.race([
+    until('the relay\'s cloud and laptop', () => {
+      const l = child.lines.find((x) => x.startsWith('{'));
+      return l && JSON.parse(l);
+    }, 240_000),
+    child.exited.then(({ code }) => (code === 3 ? { missing: child.stderrText.trim() }
+      : Promise.reject(new Error(`the relay's cloud did not start (exit ${code}): ${child.stderrText.slice(-3000)}`)))),
+  ]);
+  child.ready.catch(() => undefined);
+  return child;
+}
+
+// inNetns is a command and its arguments run in a network namespace.
+export const inNetns = (ns, cmd, args) => ['ip', ['netns', 'exec', ns, cmd, ...args]];
 
 // A helper that stops what it runs when its standard input closes: it is
 // a pipe that closes with this process, however it ends; finish() asks it
@@ -120,10 +148,13 @@ export const bridgeTools = ['file_editor', 'task_tracker', 'terminal', 'finish',
 // resolves once it listens: url (the LLM's base_url), requests() (each
 // request it got: the tool results it carried), failures() (requests it
 // did not expect), done().
-export async function startModel(helpers, dir, name, turns) {
+//
+// netns, when given, is the network namespace it listens in (the relay's
+// cloud, where the agent-server that asks it runs).
+export async function startModel(helpers, dir, name, turns, netns) {
   const file = path.join(dir, `${name}-model.json`);
   fs.writeFileSync(file, JSON.stringify({ turns }));
-  const child = startHelper(helpers.scriptedllm, ['-script', file]);
+  const child = startHelper(...(netns === undefined ? [helpers.scriptedllm, ['-script', file]] : inNetns(netns, helpers.scriptedllm, ['-script', file])));
   const url = await until(`the scripted model ${name}`, () => {
     const l = child.lines.find((x) => x.startsWith('URL '));
     if (l === undefined && child.exitCode !== null) throw new Error(`the scripted model exited: ${child.stderrText}`);

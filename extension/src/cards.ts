@@ -220,6 +220,11 @@ export interface HeaderView {
   /** A remembered conversation to reopen, when disconnected. */
   reopen?: string;
   error?: string;
+  /**
+   * Where the agent's calls reach this window from when not from this
+   * machine ("the relay at URL, as window NAME"), while connected.
+   */
+  via?: string;
 }
 
 /** The view's header for a connection status (and a remembered conversation). */
@@ -227,11 +232,12 @@ export function headerView(conn: Status, remembered?: string): HeaderView {
   const exec = conn.executionStatus;
   const base = { connected: false, canStop: false, canPause: false, canResume: false };
   const err = conn.error === undefined || conn.error === '' ? {} : { error: conn.error };
+  const via = conn.via === undefined || conn.via === '' ? {} : { via: conn.via };
   switch (conn.state) {
     case 'connecting':
       return { ...base, label: 'Connecting…', tone: 'busy' };
     case 'reconnecting':
-      return { ...base, label: 'Reconnecting…', tone: 'busy', ...err };
+      return { ...base, label: 'Reconnecting…', tone: 'busy', ...err, ...via };
     case 'failed':
       return { ...base, label: 'Connection failed', tone: 'bad', ...err, ...(remembered === undefined ? {} : { reopen: remembered }) };
     case 'disconnected':
@@ -260,5 +266,6 @@ export function headerView(conn: Status, remembered?: string): HeaderView {
     canPause: exec === 'running',
     canResume: exec === 'paused',
     ...err,
+    ...via,
   };
 }

@@ -4,7 +4,9 @@ import * as vscode from 'vscode';
 import type { Bridge } from './bridge';
 import type { Conversations } from './conversations';
 import { serveMcp, stopMcp } from './mcpServe';
+import { installRelay } from './relayInstall';
 import { llmSecretKey, relaySecretKey, secretKey } from './secrets';
+import type { Servers } from './servers';
 import type { Terminals } from './terminals';
 
 /** What the commands act on. */
@@ -13,6 +15,7 @@ export interface CommandDeps {
   /** The bridge running now, if any. */
   bridge: () => Bridge | undefined;
   conversations: Conversations;
+  servers: Servers;
   terminals: Terminals;
   /** The "OpenHands Bridge" output channel. */
   output: vscode.OutputChannel;
@@ -53,6 +56,7 @@ export function registerCommands(d: CommandDeps): vscode.Disposable[] {
     const key = await vscode.window.showInputBox({ prompt: 'The pairing secret the relay in "openhands.relayUrl" was started with', password: true });
     if (key !== undefined) await d.context.secrets.store(relaySecretKey, key);
   });
+  reg('openhands.installRelay', () => installRelay({ context: d.context, bridge: d.bridge, servers: d.servers }));
   reg('openhands.sendMessage', async () => {
     const text = await vscode.window.showInputBox({ prompt: 'Message to the OpenHands agent' });
     if (text !== undefined && text.trim() !== '') await d.conversations.steer('openhands/send_message', { text });

@@ -366,6 +366,7 @@ export class ConversationView implements vscode.WebviewViewProvider, vscode.Text
   </div>
 </header>
 <div id="error" class="banner error-banner" role="alert" hidden></div>
+<div id="via" class="banner via-banner" hidden></div>
 <section id="conversations" class="conversations" aria-label="Earlier conversations" hidden><p class="history-empty">Loading…</p></section>
 <div id="reopen" class="banner" hidden><span id="reopen-text"></span> <button type="button" id="reopen-button" class="secondary">Reopen</button></div>
 <main id="transcript" class="transcript" role="log" aria-live="polite" aria-label="Conversation with the agent" tabindex="0">

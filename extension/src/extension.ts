@@ -74,7 +74,7 @@ class Controller {
     context.subscriptions.push(startTestFeed(this.view, (line) => this.output.appendLine(line)));
     this.view.status(this.connection, this.conversations.remembered()?.conversationId);
     context.subscriptions.push(...registerCommands({
-      context, bridge, conversations: this.conversations, terminals: this.terminals, output: this.output, conversation: this.conversation,
+      context, bridge, conversations: this.conversations, servers: this.servers, terminals: this.terminals, output: this.output, conversation: this.conversation,
     }));
     context.subscriptions.push(...syncDocuments(bridge));
     context.subscriptions.push(...this.terminals.watch());

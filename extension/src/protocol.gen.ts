@@ -33,6 +33,7 @@ export interface BridgeRequests {
   'openhands/disconnect': { params: NoParams; result: Status };
   'openhands/execute_action': { params: ExecuteActionParams; result: ExecuteActionResult };
   'openhands/find_server': { params: NoParams; result: FindServerResult };
+  'openhands/install_relay': { params: InstallRelayParams; result: InstallRelayResult };
   'openhands/interrupt': { params: NoParams; result: unknown };
   'openhands/list_conversations': { params: ListConversationsParams; result: ListConversationsResult };
   'openhands/pause': { params: NoParams; result: unknown };
@@ -682,6 +683,44 @@ export interface InitializeResult {
   protocolVersion: number;
 }
 
+export interface InstallRelayParams {
+  /**
+   * ServerURL and SessionAPIKey are the agent-server on the other
+   * machine, whose bash and file upload put the relay beside it.
+   */
+  serverUrl?: string;
+  sessionApiKey?: string;
+  /**
+   * PublicURL is where the person's proxy exposes the relay's editors'
+   * side: the URL editors dial.
+   */
+  publicUrl?: string;
+  /**
+   * Confirmed installs. Without it the answer says what an install
+   * would do, and nothing changes on either machine: the editor shows
+   * it and asks.
+   */
+  confirmed?: boolean;
+}
+
+export interface InstallRelayResult {
+  /**
+   * Plan says what the install does there, a line each, for the person
+   * to agree to.
+   */
+  plan: string[] | null;
+  /**
+   * Installed is true once the relay runs; then RelayURL (the
+   * PublicURL given) and RelaySecret (its new pairing secret, for the
+   * editor's secret storage) are set, and Said is the relay's first
+   * words.
+   */
+  installed: boolean;
+  relayUrl?: string;
+  relaySecret?: string;
+  said?: string;
+}
+
 /** InterruptEvent: the user interrupted the agent's LLM call. */
 export interface InterruptEvent {
   /** Kind is the event's class name: "ActionEvent", "MessageEvent", ... */
@@ -1135,6 +1174,12 @@ export interface Status {
    * OpenHands settings file.
    */
   llmSource?: string;
+  /**
+   * Via says where the agent's calls reach this window from when not
+   * from this machine: "the relay at URL, as window NAME". The
+   * conversation's link sets it (this package knows no endpoint).
+   */
+  via?: string;
 }
 
 /** StreamingDeltaEvent is a piece of a message the model streams. */

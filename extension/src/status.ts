@@ -36,13 +36,15 @@ export function statusView(bridge: BridgeState, conn: Status): StatusView {
     case 'failed':
       return { text: '$(error) OpenHands: Failed', tooltip: conn.error ?? 'The connection failed.' };
     case 'connected': {
+      // Through a relay, the tooltip says which window the agent reaches.
+      const via = conn.via === undefined || conn.via === '' ? '' : ` Reached through ${conn.via}.`;
       const agent = agentView(conn.executionStatus, conversation);
-      if (agent !== undefined) return { ...agent, tooltip: `${agent.tooltip} Conversation ${conn.conversationId ?? ''}.` };
+      if (agent !== undefined) return { ...agent, tooltip: `${agent.tooltip} Conversation ${conn.conversationId ?? ''}.${via}` };
       const n = conn.runningActions;
       if (n > 0) {
-        return { text: `$(loading~spin) OpenHands: Running ${n} action${n === 1 ? '' : 's'}`, tooltip: `Conversation ${conversation}` };
+        return { text: `$(loading~spin) OpenHands: Running ${n} action${n === 1 ? '' : 's'}`, tooltip: `Conversation ${conversation}.${via}` };
       }
-      return { text: `$(check) OpenHands: Connected (${conversation})`, tooltip: `Conversation ${conn.conversationId ?? ''}` };
+      return { text: `$(check) OpenHands: Connected (${conversation})`, tooltip: `Conversation ${conn.conversationId ?? ''}.${via}` };
     }
     default:
       // A state this extension does not know yet.

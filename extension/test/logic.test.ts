@@ -93,6 +93,10 @@ void test('status bar text follows the bridge and the connection', () => {
   assert.match(failed.tooltip, /connection refused/);
   assert.match(statusView('restarting', conn({ state: 'connected' })).text, /restarting/);
   assert.match(statusView('running', conn({ state: 'sleeping', error: 'why' })).text, /OpenHands: sleeping/, 'a state the extension does not know yet');
+  const via = 'the relay at https://cloud/s/abc/relay, as window "app — VS Code"';
+  assert.ok(statusView('running', conn({ state: 'connected', conversationId: 'c', via })).tooltip.endsWith(`Reached through ${via}.`));
+  assert.ok(statusView('running', conn({ state: 'connected', conversationId: 'c', executionStatus: 'running', via })).tooltip.endsWith(`Reached through ${via}.`));
+  assert.doesNotMatch(statusView('running', conn({ state: 'connected', conversationId: 'c' })).tooltip, /Reached/);
 });
 
 void test('status bar text follows the agent', () => {

@@ -232,4 +232,10 @@ void test('header: the connection and which controls apply', () => {
   assert.deepEqual([off.label, off.connected, off.canStop, off.reopen], ['Not connected', false, false, 'conv-123']);
   const failed = headerView({ ...disconnected, state: 'failed', error: 'cannot reach http://x' });
   assert.deepEqual([failed.label, failed.error], ['Connection failed', 'cannot reach http://x']);
+  // Through a relay: which window the agent reaches, while connected only.
+  const via = 'the relay at https://cloud/s/abc/relay, as window "app — VS Code"';
+  assert.equal(headerView({ ...disconnected, state: 'connected', conversationId: 'abc', executionStatus: 'running', via }).via, via);
+  assert.equal(headerView({ ...disconnected, state: 'reconnecting', via }).via, via);
+  assert.equal(headerView({ ...disconnected, state: 'failed', via }).via, undefined);
+  assert.equal(v('running').via, undefined, 'a local conversation names no relay');
 });

@@ -29,7 +29,7 @@ type Layer struct {
 var Stack = []Layer{
 	{Name: "command", Packages: []string{"cmd/oh-bridge"}},
 	{Name: "faces", Packages: []string{"handlers", "acp", "mcpserver", "relay", "relaylink"}},
-	{Name: "face kit", Packages: []string{"facekit"}},
+	{Name: "face kit", Packages: []string{"facekit", "relayinstall"}},
 	{Name: "conversation link", Packages: []string{"conversation", "localserver"}},
 	{Name: "face parts", Packages: []string{"updates", "agentserver", "relay/wire"}},
 	{Name: "agent-server events", Packages: []string{"ohevents"}},
@@ -59,6 +59,8 @@ var Forbidden = map[string][]string{
 	"relay":      {"engine", "session", "ohtools", "ohactions"},
 	"relaylink":  {"engine", "session", "ohtools", "ohactions"},
 	"relay/wire": {"engine", "session", "ohtools", "ohactions"},
+	// Installing a relay talks to the agent-server's API alone.
+	"relayinstall": {"engine", "session", "ohtools", "ohactions"},
 }
 
 // SessionOnly are the domain packages only the session (and what it

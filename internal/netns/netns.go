@@ -17,10 +17,17 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
-	"testing"
 
 	"golang.org/x/sys/unix"
 )
+
+// T is what the machines need of a test: testing.TB has it, and so does
+// a command that builds them for a test that is not Go (cmd/relayrig).
+type T interface {
+	Helper()
+	Cleanup(func())
+	Fatalf(format string, args ...any)
+}
 
 // Machine is one network namespace.
 type Machine struct {
@@ -49,7 +56,7 @@ func Missing() string {
 // NewPair makes two namespaces named after a and b (with a random tail,
 // so runs do not meet), joined by a veth pair, loopback up in each. They
 // are removed when the test ends.
-func NewPair(t testing.TB, a, b string) *Pair {
+func NewPair(t T, a, b string) *Pair {
 	t.Helper()
 	tail := strings.ToLower(rand.Text()[:6])
 	net3 := 1 + int(tail[0])%250
@@ -73,12 +80,12 @@ func NewPair(t testing.TB, a, b string) *Pair {
 
 // LinkDown and LinkUp cut and restore the veth pair, as a network that
 // drops: established connections see nothing until it is back.
-func (m *Machine) LinkDown(t testing.TB) { run(t, "ip", "-n", m.Name, "link", "set", m.dev, "down") }
-func (m *Machine) LinkUp(t testing.TB)   { run(t, "ip", "-n", m.Name, "link", "set", m.dev, "up") }
+func (m *Machine) LinkDown(t T) { run(t, "ip", "-n", m.Name, "link", "set", m.dev, "down") }
+func (m *Machine) LinkUp(t T)   { run(t, "ip", "-n", m.Name, "link", "set", m.dev, "up") }
 
 // RefuseInbound drops every connection into the machine over the veth
 // pair; its own connections out, and their answers, pass.
-func (m *Machine) RefuseInbound(t testing.TB) {
+func (m *Machine) RefuseInbound(t T) {
 	t.Helper()
 	if _, err := exec.LookPath("nft"); err != nil {
 		t.Fatalf("nft is needed to refuse inbound connections: apt-get install nftables")
@@ -164,7 +171,7 @@ func (m *Machine) Do(f func() error) error {
 	return <-errc
 }
 
-func run(t testing.TB, name string, args ...string) {
+func run(t T, name string, args ...string) {
 	t.Helper()
 	if out, err := exec.Command(name, args...).CombinedOutput(); err != nil {
 		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)

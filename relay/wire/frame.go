@@ -5,9 +5,15 @@
 package wire
 
 import (
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 )
+
+// NewSecret makes a pairing secret or a token: 256 random bits, as text.
+// The relay makes its tokens with it, and a bridge that installs a relay
+// its pairing secret.
+func NewSecret() string { return rand.Text() + rand.Text() }
 
 // Frame kinds.
 const (

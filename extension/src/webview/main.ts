@@ -185,6 +185,10 @@ function header(h: HeaderView): void {
   error.textContent = h.error ?? '';
   // New leaves a conversation there is: connected, or cards shown.
   $<HTMLButtonElement>('new').disabled = !h.connected && log.querySelector('article') === null;
+  // Which window the agent's calls reach, when they come through a relay.
+  const via = $('via');
+  via.hidden = h.via === undefined;
+  via.textContent = h.via === undefined ? '' : `The agent reaches this window through ${h.via}.`;
   const reopen = $('reopen');
   reopen.hidden = h.reopen === undefined;
   $('reopen-text').textContent = h.reopen === undefined ? '' : `Last conversation: ${h.reopen.slice(0, 8)}`;

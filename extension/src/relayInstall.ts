@@ -1,0 +1,81 @@
+// "OpenHands: Install Relay on the Server": with the person's consent, the
+// bridge puts `oh-bridge relay` beside an agent-server on another machine
+// through that server's own API (openhands/install_relay), and this
+// window keeps the relay's URL and pairing secret, so that the next
+// conversation reaches it through the relay (docs/relay.md).
+import * as vscode from 'vscode';
+import type { Bridge } from './bridge';
+import { relaySecretKey } from './secrets';
+import type { Servers } from './servers';
+
+/** What the install needs of the extension. */
+export interface RelayInstallDeps {
+  context: vscode.ExtensionContext;
+  bridge: () => Bridge | undefined;
+  servers: Servers;
+}
+
+/** The install's button, in the question and in the tests' clicks. */
+export const installButton = 'Install Relay';
+
+/** An http(s) URL with a host, or why not: the input box's check. */
+export function publicUrlProblem(value: string): string | undefined {
+  let u: URL;
+  try {
+    u = new URL(value.trim());
+  } catch {
+    return 'An http(s) URL, e.g. https://cloud.example/s/abc/relay';
+  }
+  if ((u.protocol !== 'http:' && u.protocol !== 'https:') || u.host === '') return 'An http(s) URL, e.g. https://cloud.example/s/abc/relay';
+  return undefined;
+}
+
+/** Asks, installs, and keeps the relay's URL and secret; true once it runs. */
+export async function installRelay(d: RelayInstallDeps): Promise<boolean> {
+  const bridge = d.bridge();
+  if (bridge === undefined) {
+    void vscode.window.showErrorMessage('The OpenHands bridge is not running. See "OpenHands: Show Bridge Log".');
+    return false;
+  }
+  let server;
+  try {
+    server = await d.servers.choose(bridge);
+  } catch (err) {
+    void vscode.window.showErrorMessage(err instanceof Error ? err.message : String(err));
+    return false;
+  }
+  if (server === undefined) return false;
+  const config = vscode.workspace.getConfiguration('openhands');
+  const publicUrl = await vscode.window.showInputBox({
+    title: 'Install the OpenHands relay beside the agent-server',
+    prompt: `The URL at which your proxy exposes the relay to editors (it forwards there to 127.0.0.1:8932 on ${server.serverUrl}'s machine)`,
+    placeHolder: 'https://cloud.example/s/abc/relay',
+    value: config.get<string>('relayUrl', ''),
+    ignoreFocusOut: true,
+    validateInput: (v) => publicUrlProblem(v),
+  });
+  if (publicUrl === undefined) return false;
+  const params = { ...server, publicUrl: publicUrl.trim() };
+  try {
+    const plan = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `OpenHands: asking ${server.serverUrl} what machine it runs on…` },
+      () => bridge.request('openhands/install_relay', params));
+    const go = await vscode.window.showWarningMessage(`Install the OpenHands relay beside the agent-server at ${server.serverUrl}?`, {
+      modal: true,
+      detail: `${(plan.plan ?? []).join('\n')}\n\nIts pairing secret is kept in VS Code's secret storage. Anyone with it can reach the tools of the windows you register.`,
+    }, installButton);
+    if (go !== installButton) return false;
+    const done = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'OpenHands: installing the relay…' },
+      () => bridge.request('openhands/install_relay', { ...params, confirmed: true }));
+    if (!done.installed || done.relayUrl === undefined || done.relaySecret === undefined) {
+      void vscode.window.showErrorMessage('OpenHands: the bridge did not say the relay runs. See "OpenHands: Show Bridge Log".');
+      return false;
+    }
+    await d.context.secrets.store(relaySecretKey, done.relaySecret);
+    await config.update('relayUrl', done.relayUrl, vscode.ConfigurationTarget.Workspace);
+    void vscode.window.showInformationMessage(`OpenHands: the relay runs beside ${server.serverUrl}. New conversations reach this window through ${done.relayUrl}.`);
+    return true;
+  } catch (err) {
+    void vscode.window.showErrorMessage(`OpenHands: the relay was not installed: ${err instanceof Error ? err.message : String(err)}`);
+    return false;
+  }
+}
