@@ -28,6 +28,10 @@ type acpConfigFile struct {
 		APIKey  string `json:"api_key"`
 		BaseURL string `json:"base_url"`
 	} `json:"llm"`
+	// RelayURL and RelaySecretFile: the agent-server runs on another
+	// machine, with an `oh-bridge relay` beside it (docs/relay.md).
+	RelayURL        string `json:"relayUrl"`
+	RelaySecretFile string `json:"relaySecretFile"`
 }
 
 // configLimit caps the config file: a few settings.
@@ -173,7 +177,7 @@ func acpMain(args []string) int {
 			Log:  serverLog{logger},
 		}
 	}
-	relay, err := relayFromFlags(pick(*relayURL, "OH_BRIDGE_RELAY_URL", ""), *relaySec)
+	relay, err := acpRelay(pick(*relayURL, "OH_BRIDGE_RELAY_URL", file.RelayURL), *relaySec, file, srv.URL, logger)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "oh-bridge acp:", err)
 		return 2

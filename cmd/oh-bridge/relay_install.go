@@ -57,6 +57,15 @@ type relayInstall struct {
 	yes                                                         bool
 }
 
+// acpLine is the ACP command that uses the relay just installed: with
+// the secret where `oh-bridge acp` looks, the server alone finds it.
+func acpLine(o relayInstall) string {
+	if o.secretFile == defaultRelaySecretPath() {
+		return "oh-bridge acp --server " + o.server + " (it finds the relay installed beside that server)"
+	}
+	return fmt.Sprintf("oh-bridge acp --server %s --relay %s --relay-secret-file %s", o.server, o.publicURL, o.secretFile)
+}
+
 // defaultRelaySecretPath is where the bridge keeps a relay's secret.
 func defaultRelaySecretPath() string {
 	dir, err := os.UserConfigDir()
@@ -91,10 +100,12 @@ func installRelay(ctx context.Context, o relayInstall, stdin io.Reader, stdout i
 	if err != nil {
 		return err
 	}
-	if err := ownfile.Write(o.secretFile, []byte(secret+"\n"), "the bridge's config directory"); err != nil {
+	// Kept with whose it is: `oh-bridge acp --server` for this server
+	// finds it, and it goes to no other relay.
+	if err := ownfile.Write(o.secretFile, []byte(installedRecord(secret, o.publicURL, o.server)), "the bridge's config directory"); err != nil {
 		return fmt.Errorf("the relay runs, but its secret could not be kept here: %w", err)
 	}
-	fmt.Fprintf(stdout, "%s\nThe relay runs. In VS Code, set \"openhands.relayUrl\" to %s and \"OpenHands: Set Relay Pairing Secret\" to the secret in %s (or run \"OpenHands: Install Relay on the Server\" there instead of this);\nfrom an ACP editor: oh-bridge acp --server %s --relay %s --relay-secret-file %s\n",
-		said, o.publicURL, o.secretFile, o.server, o.publicURL, o.secretFile)
+	fmt.Fprintf(stdout, "%s\nThe relay runs. In VS Code, set \"openhands.relayUrl\" to %s and \"OpenHands: Set Relay Pairing Secret\" to the secret on the first line of %s (or run \"OpenHands: Install Relay on the Server\" there instead of this);\nfrom an ACP editor: %s\n",
+		said, o.publicURL, o.secretFile, acpLine(o))
 	return nil
 }

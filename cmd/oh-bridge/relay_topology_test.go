@@ -320,32 +320,38 @@ func TestRelayTopology(t *testing.T) {
 
 	t.Run("a relay installed through the agent-server's own API", func(t *testing.T) {
 		public := c.InstalledRelayURL()
-		secretFile := filepath.Join(t.TempDir(), "config", "relay-secret")
+		// The laptop's config directory, where the install keeps the
+		// secret and `oh-bridge acp` finds it.
+		config := t.TempDir()
+		secretFile := filepath.Join(config, "oh-bridge", "relay-secret")
 		remoteBin := c.server.Home + "/.oh-bridge/bin/oh-bridge"
 		t.Cleanup(func() { _ = cloudM.Command("pkill", "-f", remoteBin+" relay").Run() })
-		install := laptop.Command(bin, "relay", "install", "--server", c.AgentURL(), "--public-url", public,
-			"--agents", fmt.Sprintf("127.0.0.1:%d", relayrig.InstalledAgentsPort), "--editors", fmt.Sprintf("127.0.0.1:%d", relayrig.InstalledEditorsPort),
-			"--secret-file", secretFile)
-		install.Env = append(os.Environ(), "OH_BRIDGE_SESSION_API_KEY="+c.server.Key)
+		install := func(answer string) ([]byte, error) {
+			cmd := laptop.Command(bin, "relay", "install", "--server", c.AgentURL(), "--public-url", public,
+				"--agents", fmt.Sprintf("127.0.0.1:%d", relayrig.InstalledAgentsPort), "--editors", fmt.Sprintf("127.0.0.1:%d", relayrig.InstalledEditorsPort))
+			cmd.Env = append(os.Environ(), "OH_BRIDGE_SESSION_API_KEY="+c.server.Key, "XDG_CONFIG_HOME="+config)
+			cmd.Stdin = strings.NewReader(answer)
+			return cmd.CombinedOutput()
+		}
 		// Asked first: "no" installs nothing.
-		install.Stdin = strings.NewReader("n\n")
-		out, err := install.CombinedOutput()
+		out, err := install("n\n")
 		if err != nil || !strings.Contains(string(out), "Not installed.") {
 			t.Fatalf("declined: %v\n%s", err, out)
 		}
 		if _, err := os.Stat(remoteBin); err == nil {
 			t.Fatal("the binary was uploaded though the person said no")
 		}
-		install = laptop.Command(bin, "relay", "install", "--server", c.AgentURL(), "--public-url", public,
-			"--agents", fmt.Sprintf("127.0.0.1:%d", relayrig.InstalledAgentsPort), "--editors", fmt.Sprintf("127.0.0.1:%d", relayrig.InstalledEditorsPort),
-			"--secret-file", secretFile)
-		install.Env = append(os.Environ(), "OH_BRIDGE_SESSION_API_KEY="+c.server.Key)
-		install.Stdin = strings.NewReader("y\n")
-		if out, err = install.CombinedOutput(); err != nil || !strings.Contains(string(out), "The relay runs.") {
+		if out, err = install("y\n"); err != nil || !strings.Contains(string(out), "The relay runs.") ||
+			!strings.Contains(string(out), "oh-bridge acp --server "+c.AgentURL()+" (it finds the relay") {
 			t.Fatalf("install: %v\n%s", err, out)
 		}
-		if fi, err := os.Stat(secretFile); err != nil || fi.Mode().Perm() != 0o600 {
+		fi, err := os.Stat(secretFile)
+		if err != nil || fi.Mode().Perm() != 0o600 {
 			t.Fatalf("the secret kept here: %v %v", fi, err)
+		}
+		kept, _ := os.ReadFile(secretFile)
+		if lines := strings.Split(strings.TrimSpace(string(kept)), "\n"); len(lines) != 3 || lines[1] != "relay "+public || lines[2] != "server "+c.AgentURL() {
+			t.Fatalf("the secret is not kept with whose it is: %d lines, %q", len(lines), lines[1:])
 		}
 		ws := filepath.Join(t.TempDir(), "installed-ws")
 		if err := os.Mkdir(ws, 0o755); err != nil {
@@ -357,9 +363,10 @@ func TestRelayTopology(t *testing.T) {
 		}
 		llm := scriptedllm.StartOn(t, ln, terminalCall("echo via-installed > installed.txt"), says("Done."))
 		llm.AnswerTitles("Relay turn")
-		cmd := laptop.Command(bin, "acp", "--config", "", "--log-file", "-", "--find-server=false",
-			"--server", c.AgentURL(), "--relay", public, "--relay-secret-file", secretFile)
-		cmd.Env = append(os.Environ(), "OH_BRIDGE_SESSION_API_KEY="+c.server.Key, "LLM_MODEL="+scriptedModel, "LLM_BASE_URL="+llm.URL, "LLM_API_KEY=k")
+		// The server alone: the relay installed beside it is found.
+		cmd := laptop.Command(bin, "acp", "--config", "", "--log-file", "-", "--find-server=false", "--server", c.AgentURL())
+		cmd.Env = append(os.Environ(), "OH_BRIDGE_SESSION_API_KEY="+c.server.Key, "XDG_CONFIG_HOME="+config,
+			"LLM_MODEL="+scriptedModel, "LLM_BASE_URL="+llm.URL, "LLM_API_KEY=k")
 		a := runACPProcess(t, cmd)
 		s, err := a.call("session/new", map[string]any{"cwd": ws, "mcpServers": []any{}})
 		if err != nil {
@@ -368,6 +375,9 @@ func TestRelayTopology(t *testing.T) {
 		promptWithin(t, a, s["sessionId"].(string), "Go.", 60*time.Second)
 		if data, err := os.ReadFile(filepath.Join(ws, "installed.txt")); err != nil || strings.TrimSpace(string(data)) != "via-installed" {
 			t.Fatalf("through the installed relay: %q %v", data, err)
+		}
+		if !strings.Contains(a.messages(), "through the relay at "+public) {
+			t.Errorf("the person was not told the installed relay carries the calls: %q", a.messages())
 		}
 	})
 
