@@ -94,7 +94,8 @@ async function main() {
   const canvasServer = startRealServer(helpers, path.join(OUT_DIR, 'canvas-agent-server.log'), ['-lock', 'agent-server-1.49', '-port', '18000']);
   // The relay's cloud (another real 1.58.2, the relay, nginx) and laptop,
   // in network namespaces of their own: started now too.
-  const rig = startRelayRig(helpers, path.join(OUT_DIR, 'relay-agent-server.log'));
+  // (Not when another step runs alone.)
+  const rig = [undefined, 'relay'].includes(process.env.E2E_ONLY) ? startRelayRig(helpers, path.join(OUT_DIR, 'relay-agent-server.log')) : undefined;
 
   // Where an installed `agent-server` goes on the PATH the extension's
   // bridge sees, for the bridge to offer and start; and the default port

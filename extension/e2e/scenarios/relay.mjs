@@ -133,7 +133,8 @@ export async function relay(rigChild, { tmp, extDir, helpers }) {
     // proxy exposes it under /s/abc/relay2/. The next conversation goes
     // through it.
     await runCommand(page, 'OpenHands: Install Relay on the Server');
-    await page.waitForSelector('.quick-input-widget input', { state: 'visible' });
+    // Its own input box, not the palette that ran it (still closing).
+    await until('the install\'s input box', async () => (await page.locator('.quick-input-widget').innerText()).includes('Install the OpenHands relay beside the agent-server'));
     await page.keyboard.press('Control+A');
     await page.keyboard.type(rig.installedRelayUrl);
     await page.keyboard.press('Enter');
@@ -173,6 +174,10 @@ export async function relay(rigChild, { tmp, extDir, helpers }) {
     check('relay: the cloud\'s agent got the second result through the installed relay', finished === true && results2.some((r) => r.includes('installed-relay-42')) &&
       model.failures().length === 0 && model.done(), `${finished} ${results2.join('\n').slice(-300)} ${model.failures().join('\n')}`);
     await page.screenshot({ path: path.join(OUT_DIR, '13d-relay-installed.png') });
+  } catch (err) {
+    // The laptop's browser is not the run's: its window as it was.
+    for (const [i, p] of browser.contexts().flatMap((c) => c.pages()).entries()) await p.screenshot({ path: path.join(OUT_DIR, `failure-relay-${i + 1}.png`) }).catch(() => undefined);
+    throw err;
   } finally {
     await model.stop();
     await browser.close();
