@@ -291,7 +291,7 @@ func (r *Relay) agentLink(ctx context.Context, c *conversation, ss *mcp.ServerSe
 		r.mu.Unlock()
 		return nil, errorf(KindWindowGone, "the editor window %q dropped its link as the call began; try the call again", win.name)
 	}
-	win.streams[s.ID()] = s
+	win.streams[s.ID()] = &carried{s: s, conversation: c.key}
 	r.mu.Unlock()
 	if err := link.Send(wire.Frame{T: wire.TOpen, S: s.ID(), Conversation: c.key}); err != nil {
 		return nil, errorf(KindWindowGone, "the editor window %q dropped its link as the call began; try the call again", win.name)

@@ -95,7 +95,7 @@ func (r *Relay) serveLink(w http.ResponseWriter, req *http.Request, owner [32]by
 		conn.Close(websocket.StatusPolicyViolation, "the first frame must be a hello")
 		return
 	}
-	win, welcome, err := r.register(owner, hello, link)
+	win, welcome, carry, err := r.register(owner, hello, link)
 	if err != nil {
 		_ = link.Send(wire.ErrorFrame("", err))
 		conn.Close(websocket.StatusPolicyViolation, "refused")
@@ -106,7 +106,10 @@ func (r *Relay) serveLink(w http.ResponseWriter, req *http.Request, owner [32]by
 		r.linkDropped(win, link)
 		return
 	}
-	go r.carry(win, link, hello.Streams)()
+	// Only now may an agent's call open a stream on the link: the
+	// bridge reads the welcome first.
+	r.linkUp(win, link)
+	go carry()
 	beat, stop := context.WithCancel(ctx)
 	defer stop()
 	go link.Keepalive(beat, r.opts.heartbeat())
@@ -117,41 +120,48 @@ func (r *Relay) serveLink(w http.ResponseWriter, req *http.Request, owner [32]by
 
 // register adds a window, or gives a known one its new link. It answers
 // with the welcome: the relay's name for the window and what it has
-// received of each of the window's streams.
-func (r *Relay) register(owner [32]byte, hello wire.Frame, link *wire.Link) (*window, wire.Frame, error) {
+// received of each of the window's streams the bridge still has; and
+// with carry, which puts the window's streams on the new link, to run
+// once the welcome went, while the link reads. The link is the window's
+// only after linkUp.
+//
+// Each stream the relay has for the window is, by the hello: one the
+// bridge has (held on the link now, what the bridge lacks resent by
+// carry); one the bridge ended (its close was lost with the old link: it
+// ends here too); or one the bridge never heard of (its open was lost
+// with the old link: carry opens it again, from its first message).
+func (r *Relay) register(owner [32]byte, hello wire.Frame, link *wire.Link) (*window, wire.Frame, func(), error) {
 	info := *hello.Window
 	if !windowID.MatchString(info.ID) {
-		return nil, wire.Frame{}, errorf("bad_window", "a window id is 16 to 64 letters, digits, - or _ (the bridge makes a random one)")
+		return nil, wire.Frame{}, nil, errorf("bad_window", "a window id is 16 to 64 letters, digits, - or _ (the bridge makes a random one)")
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	win := r.windows[info.ID]
 	switch {
 	case win != nil && win.owner != owner:
-		return nil, wire.Frame{}, errorf(KindUnauthorized, "window id %s is registered under another pairing secret", info.ID)
+		return nil, wire.Frame{}, nil, errorf(KindUnauthorized, "window id %s is registered under another pairing secret", info.ID)
 	case win == nil:
 		if len(r.windows) >= r.opts.MaxWindows {
-			return nil, wire.Frame{}, errorf(KindRelayFull, "the relay has %d windows, its cap (--max-windows): close a window or raise the cap", r.opts.MaxWindows)
+			return nil, wire.Frame{}, nil, errorf(KindRelayFull, "the relay has %d windows, its cap (--max-windows): close a window or raise the cap", r.opts.MaxWindows)
 		}
-		win = &window{owner: owner, streams: map[string]*wire.Stream{}, back: make(chan struct{})}
+		win = &window{owner: owner, streams: map[string]*carried{}, back: make(chan struct{})}
 		r.windows[info.ID] = win
 	}
 	if win.away != nil {
 		win.away.Stop()
 		win.away = nil
 	}
-	if win.link != nil && win.link != link {
-		// A reconnect that came before the old link was seen to drop.
-		_ = win.link.Close("replaced by a new link")
+	if old := win.link; old != nil && old != link {
+		// A reconnect that came before the old link was seen to drop:
+		// new calls wait for this link's welcome.
+		_ = old.Close("replaced by a new link")
+		win.link = nil
+		win.back = make(chan struct{})
 	}
 	win.info = info
 	win.name = r.uniqueName(owner, info.ID, info.Name)
-	win.link = link
-	select {
-	case <-win.back:
-	default:
-		close(win.back)
-	}
+	win.pending = link
 	// The bridge's conversations: a relay that restarted binds them
 	// again; one bound to another window stays with it.
 	rebound := false
@@ -164,46 +174,72 @@ func (r *Relay) register(owner [32]byte, hello wire.Frame, link *wire.Link) (*wi
 	if rebound {
 		r.boundLocked()
 	}
-	streams := map[string]uint64{}
-	for id, s := range win.streams {
-		streams[id] = s.Received()
+	ended := map[string]bool{}
+	for _, id := range hello.Ended {
+		ended[id] = true
 	}
-	return win, wire.Frame{T: wire.TWelcome, Window: &wire.Window{ID: info.ID, Name: win.name}, Streams: streams}, nil
+	streams := map[string]uint64{}
+	var resend []wire.Resend
+	var reopen []*carried
+	for id, c := range win.streams {
+		got, has := hello.Streams[id]
+		switch {
+		case has:
+			link.Hold(c.s)
+			streams[id] = c.s.Received()
+			resend = append(resend, wire.Resend{Stream: c.s, Received: got})
+		case ended[id] || c.s.Err() != nil:
+			c.s.Shut(errorf(KindWindowGone, "the editor window %q ended this session while its link was down; the call's outcome is unknown: check the workspace before running it again", win.name))
+			delete(win.streams, id)
+		default:
+			reopen = append(reopen, c)
+		}
+	}
+	carry := func() {
+		for _, c := range reopen {
+			if link.Send(wire.Frame{T: wire.TOpen, S: c.s.ID(), Conversation: c.conversation}) != nil || link.Carry(c.s, 0) != nil {
+				return // the link is going; the next one carries them
+			}
+		}
+		link.CarryAll(resend)
+	}
+	return win, wire.Frame{T: wire.TWelcome, Window: &wire.Window{ID: info.ID, Name: win.name}, Streams: streams}, carry, nil
 }
 
-// carry puts the window's streams on its new link: it holds them there
-// at once and returns the resend of what the bridge lacks, to run while
-// the link reads. A stream the bridge no longer has (it restarted) ends,
-// in words, for the agent.
-func (r *Relay) carry(win *window, link *wire.Link, bridgeHas map[string]uint64) (resendAll func()) {
-	var todo []wire.Resend
+// linkUp makes link the window's, its welcome sent, and lets the calls
+// that wait for the window go; a link that a newer one replaced
+// meanwhile is left to drop.
+func (r *Relay) linkUp(win *window, link *wire.Link) {
 	r.mu.Lock()
-	for id, s := range win.streams {
-		got, ok := bridgeHas[id]
-		if !ok {
-			s.Shut(errorf(KindWindowGone, "the editor window %q lost this session (its bridge restarted); the call's outcome is unknown: check the workspace before running it again", win.name))
-			delete(win.streams, id)
-			continue
-		}
-		link.Hold(s)
-		todo = append(todo, wire.Resend{Stream: s, Received: got})
+	defer r.mu.Unlock()
+	if win.pending != link {
+		return
 	}
-	r.mu.Unlock()
-	// The streams are held on the link before it reads, so what the
-	// bridge sends for them at once is taken; the resends go while it
-	// reads.
-	return func() { link.CarryAll(todo) }
+	win.pending = nil
+	win.link = link
+	select {
+	case <-win.back:
+	default:
+		close(win.back)
+	}
 }
 
 // linkDropped starts the window's grace: its streams wait, then end.
 func (r *Relay) linkDropped(win *window, link *wire.Link) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if win.link != link {
-		return // already replaced
+	switch {
+	case win.link == link:
+		win.link = nil
+		win.back = make(chan struct{})
+	case win.pending == link:
+		win.pending = nil // dropped before its welcome went: calls still wait
+	default:
+		return // a newer link took the window
 	}
-	win.link = nil
-	win.back = make(chan struct{})
+	if win.away != nil {
+		win.away.Stop()
+	}
 	win.away = time.AfterFunc(r.opts.Grace, func() { r.reap(win) })
 }
 
@@ -211,12 +247,12 @@ func (r *Relay) linkDropped(win *window, link *wire.Link) {
 func (r *Relay) reap(win *window) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if win.link != nil || r.windows[win.info.ID] != win {
+	if win.link != nil || win.pending != nil || r.windows[win.info.ID] != win {
 		return
 	}
 	delete(r.windows, win.info.ID)
-	for _, s := range win.streams {
-		s.Shut(errorf(KindWindowGone, "the editor window %q went away during the call (its link dropped and did not come back within %s); the call's outcome is unknown: check the workspace before running it again", win.name, r.opts.Grace))
+	for _, c := range win.streams {
+		c.s.Shut(errorf(KindWindowGone, "the editor window %q went away during the call (its link dropped and did not come back within %s); the call's outcome is unknown: check the workspace before running it again", win.name, r.opts.Grace))
 	}
 	win.streams = nil
 }

@@ -149,9 +149,20 @@ type window struct {
 	owner   [32]byte
 	name    string // info.Name, told apart from its namesakes
 	link    *wire.Link
-	back    chan struct{} // closed when a link comes (back)
+	back    chan struct{} // closed when a link comes (back), after its welcome
 	away    *time.Timer   // runs while the link is down
-	streams map[string]*wire.Stream
+	streams map[string]*carried
+	// pending is a link whose welcome is on its way: it becomes link
+	// once the welcome went, so that nothing else reaches the bridge
+	// before it.
+	pending *wire.Link
+}
+
+// carried is one agent session's stream to the window, with the
+// conversation it belongs to (its open names it).
+type carried struct {
+	s            *wire.Stream
+	conversation string
 }
 
 // WindowInfo is a window as discovery lists it.

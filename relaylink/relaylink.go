@@ -73,6 +73,7 @@ type Link struct {
 	mu       sync.Mutex
 	link     *wire.Link
 	streams  map[string]*wire.Stream
+	ended    []string // the streams it ended lately, newest last (maxEnded)
 	bound    []wire.Bound
 	waiting  map[string]chan wire.Frame
 	relayKey string // the relay's name for the window
@@ -201,7 +202,10 @@ func (l *Link) once() (up bool, err error) {
 	link := wire.NewLink(l.ctx, conn)
 	defer conn.CloseNow()
 	tools, instructions := l.opts.Host.ToolList()
-	win := wire.Window{ID: l.window, Name: l.opts.Name, Roots: l.opts.Roots, Version: l.opts.Version, Instructions: instructions}
+	// Again, the name the relay gave: the person was told it, and a
+	// relay that restarted gives it back rather than to a namesake that
+	// came back first.
+	win := wire.Window{ID: l.window, Name: l.Name(), Roots: l.opts.Roots, Version: l.opts.Version, Instructions: instructions}
 	for _, t := range tools {
 		raw, err := json.Marshal(t)
 		if err != nil {
@@ -215,8 +219,9 @@ func (l *Link) once() (up bool, err error) {
 	for id, s := range l.streams {
 		has[id] = s.Received()
 	}
+	ended := append([]string(nil), l.ended...)
 	l.mu.Unlock()
-	if err := link.Send(wire.Frame{T: wire.THello, Window: &win, Streams: has}); err != nil {
+	if err := link.Send(wire.Frame{T: wire.THello, Window: &win, Streams: has, Ended: ended}); err != nil {
 		return false, err
 	}
 	hctx, cancel := context.WithTimeout(l.ctx, 15*time.Second)
@@ -292,6 +297,10 @@ func (l *Link) fromRelay(link *wire.Link, f wire.Frame) error {
 	return fmt.Errorf("a relay does not send %q frames", f.T)
 }
 
+// maxEnded bounds the ended streams a hello names: far more sessions
+// than end while one link is down.
+const maxEnded = 1024
+
 // serve runs one agent session on the window's MCP server.
 func (l *Link) serve(s *wire.Stream) {
 	ctx, cancel := context.WithCancel(l.ctx)
@@ -303,6 +312,11 @@ func (l *Link) serve(s *wire.Stream) {
 	err := l.opts.Host.ServeConnection(ctx, wire.Transport{Stream: s})
 	l.mu.Lock()
 	delete(l.streams, s.ID())
+	// Named in the next hello: its close below may be lost with the link.
+	l.ended = append(l.ended, s.ID())
+	if len(l.ended) > maxEnded {
+		l.ended = l.ended[len(l.ended)-maxEnded:]
+	}
 	link := l.link
 	l.mu.Unlock()
 	var ce *wire.ClosedError

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -35,7 +36,12 @@ type cutter struct {
 
 	mu      sync.Mutex
 	conns   []net.Conn
+	to      string // target, changed by retarget
 	refused bool
+	// dropping loses what the relay sends the bridge, as a network that
+	// went dark does before either end notices; dropped counts it.
+	dropping bool
+	dropped  int
 }
 
 func newCutter(t *testing.T, target string) *cutter {
@@ -43,7 +49,7 @@ func newCutter(t *testing.T, target string) *cutter {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &cutter{ln: ln, target: target}
+	c := &cutter{ln: ln, target: target, to: target}
 	t.Cleanup(func() { ln.Close(); c.cut() })
 	go func() {
 		for {
@@ -58,7 +64,10 @@ func newCutter(t *testing.T, target string) *cutter {
 				in.Close()
 				continue
 			}
-			out, err := net.Dial("tcp", target)
+			c.mu.Lock()
+			to := c.to
+			c.mu.Unlock()
+			out, err := net.Dial("tcp", to)
 			if err != nil {
 				in.Close()
 				continue
@@ -67,10 +76,56 @@ func newCutter(t *testing.T, target string) *cutter {
 			c.conns = append(c.conns, in, out)
 			c.mu.Unlock()
 			go func() { _, _ = io.Copy(out, in); out.Close() }()
-			go func() { _, _ = io.Copy(in, out); in.Close() }()
+			go func() { c.toBridge(in, out); in.Close() }()
 		}
 	}()
 	return c
+}
+
+// toBridge copies what the relay sends, unless the network is dark.
+func (c *cutter) toBridge(in, out net.Conn) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := out.Read(buf)
+		if n > 0 {
+			c.mu.Lock()
+			dark := c.dropping
+			if dark {
+				c.dropped += n
+			}
+			c.mu.Unlock()
+			if !dark {
+				if _, werr := in.Write(buf[:n]); werr != nil {
+					return
+				}
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// retarget sends new connections to another address: a relay that
+// restarted.
+func (c *cutter) retarget(to string) {
+	c.mu.Lock()
+	c.to = to
+	c.mu.Unlock()
+}
+
+// dark starts or ends losing what the relay sends the bridge.
+func (c *cutter) dark(on bool) {
+	c.mu.Lock()
+	c.dropping = on
+	c.dropped = 0
+	c.mu.Unlock()
+}
+
+func (c *cutter) lost() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.dropped
 }
 
 func (c *cutter) cut() {
@@ -138,6 +193,22 @@ func newRig(t *testing.T, grace time.Duration) *rig {
 	r := &rig{sess: sess, root: root, relay: rl, agents: agents, cut: cut, link: link, states: states}
 	r.waitUp(t)
 	return r
+}
+
+// waitDown waits for the link to report itself down.
+func (r *rig) waitDown(t *testing.T) {
+	t.Helper()
+	deadline := time.After(20 * time.Second)
+	for {
+		select {
+		case err := <-r.states:
+			if err != nil {
+				return
+			}
+		case <-deadline:
+			t.Fatal("the link did not go down in 20 s")
+		}
+	}
 }
 
 func (r *rig) waitUp(t *testing.T) {
@@ -297,6 +368,139 @@ func TestCallSurvivesACut(t *testing.T) {
 	case a := <-done:
 		t.Fatalf("a second answer: %+v", a)
 	default:
+	}
+}
+
+// TestOpenLostWithTheLink: the network goes dark as an agent's first
+// call opens its session to the window, and the link then drops: the
+// relay's open never reached the bridge. The bridge's next hello does not
+// name the session, and the relay opens it again on the new link: the
+// call runs, once.
+func TestOpenLostWithTheLink(t *testing.T) {
+	r := newRig(t, 10*time.Second)
+	b, err := r.link.Bind(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := agent(t, b.URL, b.Token, nil)
+	r.cut.dark(true)
+	marker := filepath.Join(r.root, "ran")
+	done := make(chan *mcp.CallToolResult, 2)
+	go func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		res, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: "terminal", Arguments: map[string]any{"command": "echo x >> " + marker + "; echo opened-$((6*7))"}})
+		if err != nil {
+			res = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "client error: " + err.Error()}}}
+		}
+		done <- res
+	}()
+	// The open and the session's first message, lost (a heartbeat's ping
+	// is a few bytes).
+	ohtest.WaitFor(t, "the relay to open the session into the dark", func() bool { return r.cut.lost() > 64 })
+	r.cut.cut()
+	r.cut.dark(false)
+	res := <-done
+	if res.IsError || !strings.Contains(text(res), "opened-42") {
+		t.Fatalf("the call whose open was lost: %q", text(res))
+	}
+	if data, _ := os.ReadFile(marker); string(data) != "x\n" {
+		t.Fatalf("the command ran %d times", strings.Count(string(data), "x"))
+	}
+	select {
+	case a := <-done:
+		t.Fatalf("a second answer: %q", text(a))
+	default:
+	}
+}
+
+// TestCallsAsTheWindowComesBack: agents' first calls arrive while the
+// window is away and go as it comes back: each opens its session only
+// after the bridge has the relay's welcome (an open before it would be
+// taken for the welcome, and the link dropped), and each runs. Rounds
+// make the race happen.
+func TestCallsAsTheWindowComesBack(t *testing.T) {
+	r := newRig(t, 10*time.Second)
+	for round := range 8 {
+		b, err := r.link.Bind(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		agents := make([]*mcp.ClientSession, 4)
+		for i := range agents {
+			agents[i] = agent(t, b.URL, b.Token, nil)
+		}
+		r.cut.refuse(true)
+		r.cut.cut()
+		r.waitDown(t)
+		results := make(chan string, len(agents))
+		for i, cs := range agents {
+			go func() {
+				cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				res, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: "terminal", Arguments: map[string]any{"command": fmt.Sprintf("echo back-%d-%d", round, i)}})
+				switch {
+				case err != nil:
+					results <- "client error: " + err.Error()
+				default:
+					results <- text(res)
+				}
+			}()
+		}
+		r.cut.refuse(false)
+		for range agents {
+			if got := <-results; !strings.Contains(got, fmt.Sprintf("back-%d-", round)) || strings.Contains(got, "error") {
+				t.Fatalf("round %d: a call as the window came back: %q", round, got)
+			}
+		}
+	}
+}
+
+// listed is the relay's discovery list of the test secret's windows.
+func listed(t *testing.T, editorsURL string) []relay.WindowInfo {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, editorsURL+"/windows", nil)
+	req.Header.Set("Authorization", "Bearer "+secret)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct{ Windows []relay.WindowInfo }
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatal(err)
+	}
+	return out.Windows
+}
+
+// TestNamesKeptAcrossARelayRestart: two windows of one workspace, told
+// apart by the relay ("ws" and "ws (2)"); the relay restarts and the
+// second comes back first: each keeps the name the person was told.
+func TestNamesKeptAcrossARelayRestart(t *testing.T) {
+	r := newRig(t, 5*time.Second)
+	second := relaylink.Start(context.Background(), relaylink.Options{
+		URL: "http://" + r.cut.ln.Addr().String() + "/s/abc/relay", Secret: secret,
+		Name: filepath.Base(r.root), Roots: []string{r.root}, Version: "test", Host: mcpserver.New(r.sess, mcpserver.Options{Version: "test"}),
+	})
+	t.Cleanup(second.Close)
+	ohtest.WaitFor(t, "the second window's welcome", func() bool { return second.Name() == filepath.Base(r.root)+" (2)" })
+	if r.link.Name() != filepath.Base(r.root) {
+		t.Fatalf("the first window: %q", r.link.Name())
+	}
+	// A new relay on a new address, and only the second window may reach
+	// it at first.
+	fresh, err := relay.New(relay.Options{Secrets: []string{secret}, AgentBase: r.agents.URL, Grace: 5 * time.Second, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	editors := httptest.NewServer(fresh.EditorHandler())
+	t.Cleanup(editors.Close)
+	r.cut.retarget(editors.Listener.Addr().String())
+	r.link.Close()
+	r.cut.cut()
+	ohtest.WaitFor(t, "the second window on the new relay", func() bool { return len(listed(t, editors.URL)) == 1 })
+	if got := second.Name(); got != filepath.Base(r.root)+" (2)" {
+		t.Errorf("the second window, back first: %q", got)
 	}
 }
 

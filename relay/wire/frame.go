@@ -63,6 +63,11 @@ type Frame struct {
 	// Streams are, in a hello or welcome, the last number received of
 	// each stream the sender still has.
 	Streams map[string]uint64 `json:"streams,omitempty"`
+	// Ended are, in a hello, the streams the bridge ended lately (their
+	// close may have been lost with the old link): the relay ends them
+	// too. A stream of the window's that a hello names in neither lost
+	// its open with the old link, and the relay opens it again.
+	Ended []string `json:"ended,omitempty"`
 	// Bound is a bind's answer.
 	Bound *Bound `json:"bound,omitempty"`
 	// Why says, in words, why a stream closed or a frame was refused;
