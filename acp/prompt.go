@@ -279,20 +279,40 @@ func (s *acpSession) event(ev ohevents.Event) {
 	}
 }
 
-// status follows the conversation: a turn ends when the agent stops.
+// status follows the conversation: a turn ends when the agent stops. A
+// turn's person is told when the way the agent's calls come goes down
+// (the relay's link) and when it is back: the turn waits meanwhile.
 func (s *acpSession) status(st agentserver.Status) {
+	if say := s.followStatus(st); say != "" {
+		s.update(&updates.Chunk{SessionUpdate: "agent_message_chunk", Content: updates.ContentBlock{Type: "text", Text: say}})
+	}
+}
+
+// followStatus is status's bookkeeping, under the session's lock; it
+// returns what to tell the person, if anything.
+func (s *acpSession) followStatus(st agentserver.Status) (say string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.id == "" {
 		s.id = st.ConversationID
 	}
 	t := s.turn
+	if st.ViaDown != s.viaDown {
+		switch {
+		case t == nil:
+		case st.ViaDown != "":
+			say = "\n\n(" + strings.ToUpper(st.ViaDown[:1]) + st.ViaDown[1:] + ".)\n\n"
+		default:
+			say = "\n\n(The link to the relay is back.)\n\n"
+		}
+		s.viaDown = st.ViaDown
+	}
 	if t == nil {
-		return
+		return say
 	}
 	if st.State == agentserver.StateFailed {
 		t.finish("", fmt.Errorf("the connection to the agent-server was lost: %s", st.Error))
-		return
+		return say
 	}
 	switch st.ExecutionStatus {
 	case "running", "waiting_for_confirmation":
@@ -316,7 +336,7 @@ func (s *acpSession) status(st agentserver.Status) {
 		}
 	case "error":
 		if !t.running {
-			return
+			return say
 		}
 		switch {
 		case t.cancelled:
@@ -327,6 +347,7 @@ func (s *acpSession) status(st agentserver.Status) {
 			t.finish("", fmt.Errorf("the agent stopped with an error (%s); the conversation shows it", orUnknown(s.lastError)))
 		}
 	}
+	return say
 }
 
 func orUnknown(s string) string {

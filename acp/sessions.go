@@ -47,6 +47,8 @@ type acpSession struct {
 	// via, until the next prompt tells the person, says where the
 	// agent's calls come from when not from this machine (a relay).
 	via string
+	// viaDown is why the way the agent's calls come is down, as last told.
+	viaDown string
 
 	// sending is held while an update is checked and written: quiet (a
 	// cancelled turn answered, so its late updates are dropped) is set

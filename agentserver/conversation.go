@@ -108,6 +108,9 @@ type Status struct {
 	// from this machine: "the relay at URL, as window NAME". The
 	// conversation's link sets it (this package knows no endpoint).
 	Via string `json:"via,omitempty"`
+	// ViaDown says, while that way is down (the relay's link), why: the
+	// agent's calls wait for it to come back, up to the relay's grace.
+	ViaDown string `json:"viaDown,omitempty"`
 }
 
 // Conversation is the bridge's connection to one conversation of an

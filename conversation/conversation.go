@@ -52,6 +52,12 @@ type Endpoint struct {
 	// they do not come from this machine ("the relay at URL, as window
 	// NAME"); "" for a local endpoint.
 	Via string
+	// Down says, while the way the agent's calls come is down (a relay's
+	// link), why, in words; "" while it is up. Watch calls changed each
+	// time Down's answer may have changed, until stop. Both nil for an
+	// endpoint on this machine.
+	Down  func() string
+	Watch func(changed func()) (stop func())
 }
 
 // Options configure Open.
@@ -123,6 +129,7 @@ type Link struct {
 
 	mu       sync.Mutex
 	endpoint *Endpoint
+	unwatch  func() // stops Endpoint.Watch
 }
 
 // Open connects to the agent-server, attaches to or creates the
@@ -215,7 +222,7 @@ func Open(ctx context.Context, o Options) (*Link, error) {
 		},
 		OnStatus: func(st agentserver.Status) {
 			if o.OnStatus != nil {
-				st.Via = l.via()
+				st.Via, st.ViaDown = l.via()
 				o.OnStatus(st)
 			}
 		},
@@ -226,6 +233,12 @@ func Open(ctx context.Context, o Options) (*Link, error) {
 		return nil, err
 	}
 	l.conv = conv
+	// The way to the window going down or up is a change of the status.
+	l.mu.Lock()
+	if ep := l.endpoint; ep != nil && ep.Watch != nil && o.OnStatus != nil {
+		l.unwatch = ep.Watch(func() { o.OnStatus(l.Status()) })
+	}
+	l.mu.Unlock()
 	if o.ConversationID == "" {
 		l.mu.Lock()
 		ep := l.endpoint
@@ -284,19 +297,24 @@ func (l *Link) ConversationID() string { return l.conv.ConversationID() }
 // Status is the connection's status.
 func (l *Link) Status() agentserver.Status {
 	st := l.conv.Status()
-	st.Via = l.via()
+	st.Via, st.ViaDown = l.via()
 	return st
 }
 
 // via is where the agent's calls reach this window from, when not from
-// this machine (Endpoint.Via).
-func (l *Link) via() string {
+// this machine, and why that way is down when it is (Endpoint.Via and
+// Down).
+func (l *Link) via() (via, down string) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.endpoint == nil {
-		return ""
+	ep := l.endpoint
+	l.mu.Unlock()
+	if ep == nil {
+		return "", ""
 	}
-	return l.endpoint.Via
+	if ep.Down != nil {
+		down = ep.Down()
+	}
+	return ep.Via, down
 }
 
 // SendMessage sends the person's message to the agent.
@@ -337,9 +355,12 @@ func (l *Link) Close(ctx context.Context) {
 	}
 	l.stopObs()
 	l.mu.Lock()
-	ep := l.endpoint
-	l.endpoint = nil
+	ep, unwatch := l.endpoint, l.unwatch
+	l.endpoint, l.unwatch = nil, nil
 	l.mu.Unlock()
+	if unwatch != nil {
+		unwatch()
+	}
 	if ep != nil && ep.Close != nil {
 		ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		defer cancel()

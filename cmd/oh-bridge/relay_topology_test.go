@@ -4,6 +4,7 @@ package main_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oh-bridge/oh-bridge/agentserver"
 	"github.com/oh-bridge/oh-bridge/internal/netns"
 	"github.com/oh-bridge/oh-bridge/internal/ohtest"
 	"github.com/oh-bridge/oh-bridge/internal/realserver"
@@ -235,6 +237,11 @@ func TestRelayTopology(t *testing.T) {
 		if n := toolResults(one, "finished-42"); n != 1 {
 			t.Fatalf("the agent got the command's result %d times, not once", n)
 		}
+		// The person was told, in the turn, that the link went and came back.
+		said := one.acp.messages()
+		if !strings.Contains(said, "(The link to the relay at "+c.RelayURL()+" is down (") || !strings.Contains(said, "(The link to the relay is back.)") {
+			t.Errorf("the person was not told of the link's drop and return: %q", said)
+		}
 	})
 
 	t.Run("refused: wrong secret, wrong token, foreign origin", func(t *testing.T) {
@@ -310,6 +317,25 @@ func TestRelayTopology(t *testing.T) {
 			data, err := os.ReadFile(filepath.Join(ws, "vscode.txt"))
 			return err == nil && strings.TrimSpace(string(data)) == "from-vscode"
 		})
+		// The link to the relay drops and comes back: the status says so,
+		// for the view and the status bar.
+		awaitVia := func(what string, match func(down string) bool) {
+			t.Helper()
+			ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+			defer cancel()
+			if _, err := b.client.AwaitNotification(ctx, "openhands/did_change_status", func(raw json.RawMessage) bool {
+				var st agentserver.Status
+				return json.Unmarshal(raw, &st) == nil && strings.Contains(st.Via, "vscode-ws — editor") && match(st.ViaDown)
+			}); err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+		}
+		laptop.LinkDown(t)
+		awaitVia("the status to say the relay's link is down", func(down string) bool {
+			return strings.HasPrefix(down, "the link to the relay at "+c.RelayURL()+" is down (")
+		})
+		laptop.LinkUp(t)
+		awaitVia("the status to say the relay's link is back", func(down string) bool { return down == "" })
 		// A relay URL without its secret is refused in words.
 		params["relaySecret"] = ""
 		err = b.client.Call(ctxT(t), "openhands/connect", params, &res)

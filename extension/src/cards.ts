@@ -225,6 +225,8 @@ export interface HeaderView {
    * machine ("the relay at URL, as window NAME"), while connected.
    */
   via?: string;
+  /** Why that way is down, while it is (the relay's link): the agent's calls wait. */
+  viaDown?: string;
 }
 
 /** The view's header for a connection status (and a remembered conversation). */
@@ -232,7 +234,8 @@ export function headerView(conn: Status, remembered?: string): HeaderView {
   const exec = conn.executionStatus;
   const base = { connected: false, canStop: false, canPause: false, canResume: false };
   const err = conn.error === undefined || conn.error === '' ? {} : { error: conn.error };
-  const via = conn.via === undefined || conn.via === '' ? {} : { via: conn.via };
+  const via = conn.via === undefined || conn.via === '' ? {}
+    : { via: conn.via, ...(conn.viaDown === undefined || conn.viaDown === '' ? {} : { viaDown: conn.viaDown }) };
   switch (conn.state) {
     case 'connecting':
       return { ...base, label: 'Connecting…', tone: 'busy' };

@@ -1180,6 +1180,11 @@ export interface Status {
    * conversation's link sets it (this package knows no endpoint).
    */
   via?: string;
+  /**
+   * ViaDown says, while that way is down (the relay's link), why: the
+   * agent's calls wait for it to come back, up to the relay's grace.
+   */
+  viaDown?: string;
 }
 
 /** StreamingDeltaEvent is a piece of a message the model streams. */

@@ -37,7 +37,8 @@ export function statusView(bridge: BridgeState, conn: Status): StatusView {
       return { text: '$(error) OpenHands: Failed', tooltip: conn.error ?? 'The connection failed.' };
     case 'connected': {
       // Through a relay, the tooltip says which window the agent reaches.
-      const via = conn.via === undefined || conn.via === '' ? '' : ` Reached through ${conn.via}.`;
+      const down = conn.viaDown === undefined || conn.viaDown === '' ? '' : ` Now ${conn.viaDown}.`;
+      const via = conn.via === undefined || conn.via === '' ? '' : ` Reached through ${conn.via}.${down}`;
       const agent = agentView(conn.executionStatus, conversation);
       if (agent !== undefined) return { ...agent, tooltip: `${agent.tooltip} Conversation ${conn.conversationId ?? ''}.${via}` };
       const n = conn.runningActions;

@@ -97,6 +97,8 @@ void test('status bar text follows the bridge and the connection', () => {
   assert.ok(statusView('running', conn({ state: 'connected', conversationId: 'c', via })).tooltip.endsWith(`Reached through ${via}.`));
   assert.ok(statusView('running', conn({ state: 'connected', conversationId: 'c', executionStatus: 'running', via })).tooltip.endsWith(`Reached through ${via}.`));
   assert.doesNotMatch(statusView('running', conn({ state: 'connected', conversationId: 'c' })).tooltip, /Reached/);
+  assert.ok(statusView('running', conn({ state: 'connected', conversationId: 'c', via, viaDown: 'the link to the relay at X is down (EOF)' })).tooltip
+    .endsWith(`Reached through ${via}. Now the link to the relay at X is down (EOF).`));
 });
 
 void test('status bar text follows the agent', () => {

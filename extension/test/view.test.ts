@@ -238,4 +238,8 @@ void test('header: the connection and which controls apply', () => {
   assert.equal(headerView({ ...disconnected, state: 'reconnecting', via }).via, via);
   assert.equal(headerView({ ...disconnected, state: 'failed', via }).via, undefined);
   assert.equal(v('running').via, undefined, 'a local conversation names no relay');
+  const down = 'the link to the relay at https://cloud/s/abc/relay is down (EOF): the bridge dials it again, and the agent\'s calls wait for it';
+  const h = headerView({ ...disconnected, state: 'connected', conversationId: 'abc', executionStatus: 'running', via, viaDown: down });
+  assert.deepEqual([h.via, h.viaDown], [via, down]);
+  assert.equal(headerView({ ...disconnected, state: 'connected', conversationId: 'abc', viaDown: down }).viaDown, undefined, 'no relay, no relay link');
 });

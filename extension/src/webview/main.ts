@@ -188,7 +188,9 @@ function header(h: HeaderView): void {
   // Which window the agent's calls reach, when they come through a relay.
   const via = $('via');
   via.hidden = h.via === undefined;
-  via.textContent = h.via === undefined ? '' : `The agent reaches this window through ${h.via}.`;
+  const down = h.viaDown === undefined ? '' : ` Now ${h.viaDown}.`;
+  via.textContent = h.via === undefined ? '' : `The agent reaches this window through ${h.via}.${down}`;
+  via.classList.toggle('via-down', down !== '');
   const reopen = $('reopen');
   reopen.hidden = h.reopen === undefined;
   $('reopen-text').textContent = h.reopen === undefined ? '' : `Last conversation: ${h.reopen.slice(0, 8)}`;
