@@ -78,6 +78,10 @@ func NewPair(t T, a, b string) *Pair {
 	return p
 }
 
+// Dev is the machine's end of the veth pair, for `ip -n NAME link set
+// DEV down` from a test that is not Go.
+func (m *Machine) Dev() string { return m.dev }
+
 // LinkDown and LinkUp cut and restore the veth pair, as a network that
 // drops: established connections see nothing until it is back.
 func (m *Machine) LinkDown(t T) { run(t, "ip", "-n", m.Name, "link", "set", m.dev, "down") }

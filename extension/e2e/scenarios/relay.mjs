@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { chromium } from 'playwright-core';
@@ -14,7 +15,8 @@ import { CODE_SERVER, OUT_DIR, check, until, start, bridgeTools, startModel, rea
 // dialed out to: its command's question sits on the card, the command runs
 // in a terminal of the window, its edit lands in the open buffer (the disk
 // keeps the saved text) and the card's Revert undoes it; the view says
-// which window the agent reaches, through which relay. Then the person
+// which window the agent reaches, through which relay, and, while the
+// laptop's network is down, that the link to the relay is. Then the person
 // runs "Install Relay on the Server": the window puts a relay of its own
 // beside the server through the server's API, after saying what it does
 // there, keeps its URL and secret, and the next conversation goes
@@ -128,6 +130,23 @@ export async function relay(rigChild, { tmp, extDir, helpers }) {
     }, 30_000).catch((e) => String(e));
     check('relay: Revert on the edit\'s card undoes the edit in the buffer', !reverted.startsWith('Error') && !reverted.includes('from the cloud'), reverted);
 
+    // The laptop's network drops: the view says the link to the relay
+    // is down until it is back.
+    const viaText = () => view.locator('#via').innerText();
+    execFileSync('ip', ['-n', rig.laptop, 'link', 'set', rig.laptopDev, 'down']);
+    const down = await until('the view to say the relay\'s link is down', async () => {
+      const t = await viaText();
+      return t.includes(`Now the link to the relay at ${rig.relayUrl} is down (`) && t;
+    }, 40_000).catch((e) => String(e));
+    await page.screenshot({ path: path.join(OUT_DIR, '13c-relay-link-down.png') });
+    execFileSync('ip', ['-n', rig.laptop, 'link', 'set', rig.laptopDev, 'up']);
+    check('relay: when the laptop\'s network drops, the view says the link to the relay is down and that the agent\'s calls wait', down.includes('the agent\'s calls wait for it'), down);
+    const back = await until('the view to say it is back', async () => {
+      const t = await viaText();
+      return !t.includes('is down') && t.includes('through the relay at') && t;
+    }, 40_000).catch((e) => String(e));
+    check('relay: when the link is back, the view says so', !back.startsWith('Error') && !back.includes('is down'), back);
+
     // "Install Relay on the Server": the window puts a relay of its own
     // beside the server, through the server's API, after asking; the
     // proxy exposes it under /s/abc/relay2/. The next conversation goes
@@ -143,7 +162,7 @@ export async function relay(rigChild, { tmp, extDir, helpers }) {
       .catch((e) => String(e));
     check('relay: the window says what the install does on the server\'s machine, and asks', plan.includes('Install the OpenHands relay beside the agent-server') &&
       plan.includes('/.oh-bridge/bin/oh-bridge') && plan.includes(rig.installedRelayUrl) && /runs on Linux/.test(plan), plan);
-    await page.screenshot({ path: path.join(OUT_DIR, '13c-relay-install-question.png') });
+    await page.screenshot({ path: path.join(OUT_DIR, '13d-relay-install-question.png') });
     await dialog.locator('.monaco-button', { hasText: 'Install Relay' }).click();
     const settingsFile = path.join(ws, '.vscode', 'settings.json');
     const kept = await until('the installed relay in the workspace\'s settings', () => {
@@ -173,7 +192,7 @@ export async function relay(rigChild, { tmp, extDir, helpers }) {
     const results2 = model.requests().flatMap((r) => r.toolResults);
     check('relay: the cloud\'s agent got the second result through the installed relay', finished === true && results2.some((r) => r.includes('installed-relay-42')) &&
       model.failures().length === 0 && model.done(), `${finished} ${results2.join('\n').slice(-300)} ${model.failures().join('\n')}`);
-    await page.screenshot({ path: path.join(OUT_DIR, '13d-relay-installed.png') });
+    await page.screenshot({ path: path.join(OUT_DIR, '13e-relay-installed.png') });
   } catch (err) {
     // The laptop's browser is not the run's: its window as it was.
     for (const [i, p] of browser.contexts().flatMap((c) => c.pages()).entries()) await p.screenshot({ path: path.join(OUT_DIR, `failure-relay-${i + 1}.png`) }).catch(() => undefined);

@@ -7,7 +7,7 @@
 // and a "laptop" that refuses every inbound connection, which it proves
 // by trying one. Once all answer it prints one line of JSON:
 //
-//	{"cloud": "ohb-cloud-…", "laptop": "ohb-laptop-…", "cloudAddr": "10.199.N.1", "laptopAddr": "10.199.N.2",
+//	{"cloud": "ohb-cloud-…", "laptop": "ohb-laptop-…", "cloudAddr": "10.199.N.1", "laptopAddr": "10.199.N.2", "laptopDev": "ohb…b",
 //	 "agentUrl": "http://10.199.N.1:8080/s/abc/agent", "relayUrl": "http://10.199.N.1:8080/s/abc/relay",
 //	 "installedRelayUrl": "http://10.199.N.1:8080/s/abc/relay2",
 //	 "key": "…", "secret": "…", "inboundRefused": true, "startupMs": N}
@@ -139,7 +139,7 @@ func main() {
 		r.Fatalf("%v", err)
 	}
 	line, _ := json.Marshal(map[string]any{
-		"cloud": cloudM.Name, "laptop": laptop.Name, "cloudAddr": cloudM.Addr, "laptopAddr": laptop.Addr,
+		"cloud": cloudM.Name, "laptop": laptop.Name, "cloudAddr": cloudM.Addr, "laptopAddr": laptop.Addr, "laptopDev": laptop.Dev(),
 		"agentUrl": c.AgentURL(), "relayUrl": c.RelayURL(), "installedRelayUrl": c.InstalledRelayURL(), "key": s.Key, "secret": strings.TrimSpace(string(secret)),
 		"inboundRefused": refused, "startupMs": s.Startup.Milliseconds(),
 	})
