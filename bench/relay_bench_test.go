@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/oh-bridge/oh-bridge/internal/netns"
+	"github.com/oh-bridge/oh-bridge/internal/ohtest"
 	"github.com/oh-bridge/oh-bridge/mcpserver"
 	"github.com/oh-bridge/oh-bridge/relay"
 	"github.com/oh-bridge/oh-bridge/relaylink"
@@ -66,17 +67,6 @@ func dialing(m *netns.Machine, rt http.RoundTripper) *http.Client {
 	return &http.Client{Transport: t}
 }
 
-type bearerRT struct {
-	token string
-	next  http.RoundTripper
-}
-
-func (a bearerRT) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+a.token)
-	return a.next.RoundTrip(r)
-}
-
 func newRelayRig(b *testing.B) *relayRig {
 	needNetns(b)
 	pair := netns.NewPair(b, "cloud", "laptop")
@@ -101,14 +91,14 @@ func newRelayRig(b *testing.B) *relayRig {
 	if err != nil {
 		b.Fatal(err)
 	}
-	rig.viaRelay = connectAgent(b, bound.URL, dialing(rig.cloud, bearerRT{bound.Token, &http.Transport{DialContext: rig.cloud.DialContext}}))
+	rig.viaRelay = connectAgent(b, bound.URL, dialing(rig.cloud, ohtest.Bearer(bound.Token, &http.Transport{DialContext: rig.cloud.DialContext})))
 
 	ep, err := mcpserver.New(sess, mcpserver.Options{Version: "bench"}).ListenHTTP(mcpserver.HTTPOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { ep.Close(context.Background()) })
-	rig.local = connectAgent(b, ep.URL, &http.Client{Transport: bearerRT{ep.Token, http.DefaultTransport}})
+	rig.local = connectAgent(b, ep.URL, &http.Client{Transport: ohtest.Bearer(ep.Token, nil)})
 	return rig
 }
 

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/oh-bridge/oh-bridge/internal/netns"
+	"github.com/oh-bridge/oh-bridge/internal/ohtest"
 	"github.com/oh-bridge/oh-bridge/session"
 )
 
@@ -51,7 +52,7 @@ func BenchmarkRelayMemory(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			cs := connectAgent(b, bound.URL, dialing(pair.A, bearerRT{bound.Token, &http.Transport{DialContext: pair.A.DialContext}}))
+			cs := connectAgent(b, bound.URL, dialing(pair.A, ohtest.Bearer(bound.Token, &http.Transport{DialContext: pair.A.DialContext})))
 			timedCall(b, cs, "echo hi", "hi")
 		}
 		loaded := rss(b, cmd.Process.Pid)

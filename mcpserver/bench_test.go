@@ -7,20 +7,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/oh-bridge/oh-bridge/internal/ohtest"
 	"github.com/oh-bridge/oh-bridge/mcpserver"
 	"github.com/oh-bridge/oh-bridge/session"
 )
-
-type bearer struct {
-	token string
-	next  http.RoundTripper
-}
-
-func (t bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+t.token)
-	return t.next.RoundTrip(r)
-}
 
 // BenchmarkCall measures one tools/call in process: task_tracker view
 // (no shell: the MCP path alone) and terminal `echo hi`, over the
@@ -39,7 +29,7 @@ func BenchmarkCall(b *testing.B) {
 	defer ep.Close(context.Background())
 	ctx := context.Background()
 	client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
-	overHTTP, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ep.URL, HTTPClient: &http.Client{Transport: bearer{ep.Token, http.DefaultTransport}}}, nil)
+	overHTTP, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ep.URL, HTTPClient: &http.Client{Transport: ohtest.Bearer(ep.Token, nil)}}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

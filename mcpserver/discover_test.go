@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/oh-bridge/oh-bridge/internal/ohtest"
 )
 
 // statusLog records each HTTP request's JSON-RPC method header and status.
@@ -55,7 +56,7 @@ func TestCurrentProtocolOverHTTP(t *testing.T) {
 	srv, _, dir := newServer(t)
 	ep := listen(t, srv, 0)
 	log := &statusLog{}
-	hc := &http.Client{Transport: bearer{token: ep.Token, next: log}}
+	hc := &http.Client{Transport: ohtest.Bearer(ep.Token, log)}
 	c, err := mcp.NewClient(&mcp.Implementation{Name: "current", Version: "1"}, nil).
 		Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ep.URL, HTTPClient: hc}, nil)
 	if err != nil {

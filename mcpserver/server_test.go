@@ -196,7 +196,7 @@ func TestCloseEndsRunningCalls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hc := &http.Client{Transport: bearer{token: ep.Token, next: http.DefaultTransport}}
+	hc := &http.Client{Transport: ohtest.Bearer(ep.Token, nil)}
 	c, err := mcp.NewClient(&mcp.Implementation{Name: "sleeper", Version: "1"}, nil).Connect(context.Background(),
 		&mcp.StreamableClientTransport{Endpoint: ep.URL, HTTPClient: hc}, nil)
 	if err != nil {

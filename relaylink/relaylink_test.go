@@ -230,7 +230,7 @@ func (r *rig) waitUp(t *testing.T) {
 // agent-server's agent would, with the token in its headers.
 func agent(t *testing.T, url, token string, progress func(*mcp.ProgressNotificationParams)) *mcp.ClientSession {
 	t.Helper()
-	hc := &http.Client{Transport: headerRT{token}}
+	hc := &http.Client{Transport: ohtest.Bearer(token, nil)}
 	opts := &mcp.ClientOptions{}
 	if progress != nil {
 		opts.ProgressNotificationHandler = func(_ context.Context, p *mcp.ProgressNotificationClientRequest) { progress(p.Params) }
@@ -244,14 +244,6 @@ func agent(t *testing.T, url, token string, progress func(*mcp.ProgressNotificat
 	return cs
 }
 
-type headerRT struct{ token string }
-
-func (h headerRT) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+h.token)
-	return http.DefaultTransport.RoundTrip(r)
-}
-
 func text(r *mcp.CallToolResult) string {
 	var b strings.Builder
 	for _, c := range r.Content {
@@ -260,6 +252,23 @@ func text(r *mcp.CallToolResult) string {
 		}
 	}
 	return b.String()
+}
+
+// callAsync makes a call in the background, for at most within; its
+// answer comes on the channel, a client's error as an error result
+// ("client error: …").
+func callAsync(cs *mcp.ClientSession, p *mcp.CallToolParams, within time.Duration) <-chan *mcp.CallToolResult {
+	done := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), within)
+		defer cancel()
+		res, err := cs.CallTool(ctx, p)
+		if err != nil {
+			res = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "client error: " + err.Error()}}}
+		}
+		done <- res
+	}()
+	return done
 }
 
 func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) *mcp.CallToolResult {
@@ -385,16 +394,7 @@ func TestOpenLostWithTheLink(t *testing.T) {
 	cs := agent(t, b.URL, b.Token, nil)
 	r.cut.dark(true)
 	marker := filepath.Join(r.root, "ran")
-	done := make(chan *mcp.CallToolResult, 2)
-	go func() {
-		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		res, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: "terminal", Arguments: map[string]any{"command": "echo x >> " + marker + "; echo opened-$((6*7))"}})
-		if err != nil {
-			res = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "client error: " + err.Error()}}}
-		}
-		done <- res
-	}()
+	done := callAsync(cs, &mcp.CallToolParams{Name: "terminal", Arguments: map[string]any{"command": "echo x >> " + marker + "; echo opened-$((6*7))"}}, 30*time.Second)
 	// The open and the session's first message, lost (a heartbeat's ping
 	// is a few bytes).
 	ohtest.WaitFor(t, "the relay to open the session into the dark", func() bool { return r.cut.lost() > 64 })
@@ -433,23 +433,14 @@ func TestCallsAsTheWindowComesBack(t *testing.T) {
 		r.cut.refuse(true)
 		r.cut.cut()
 		r.waitDown(t)
-		results := make(chan string, len(agents))
+		results := make([]<-chan *mcp.CallToolResult, len(agents))
 		for i, cs := range agents {
-			go func() {
-				cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				defer cancel()
-				res, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: "terminal", Arguments: map[string]any{"command": fmt.Sprintf("echo back-%d-%d", round, i)}})
-				switch {
-				case err != nil:
-					results <- "client error: " + err.Error()
-				default:
-					results <- text(res)
-				}
-			}()
+			results[i] = callAsync(cs, &mcp.CallToolParams{Name: "terminal", Arguments: map[string]any{"command": fmt.Sprintf("echo back-%d-%d", round, i)}}, 30*time.Second)
 		}
 		r.cut.refuse(false)
-		for range agents {
-			if got := <-results; !strings.Contains(got, fmt.Sprintf("back-%d-", round)) || strings.Contains(got, "error") {
+		for _, answer := range results {
+			res := <-answer
+			if got := text(res); res.IsError || !strings.Contains(got, fmt.Sprintf("back-%d-", round)) || strings.Contains(got, "error") {
 				t.Fatalf("round %d: a call as the window came back: %q", round, got)
 			}
 		}
@@ -514,14 +505,7 @@ func TestWindowGoneMidCall(t *testing.T) {
 	}
 	cs := agent(t, b.URL, b.Token, nil)
 	marker := filepath.Join(r.root, "started")
-	done := make(chan *mcp.CallToolResult, 1)
-	go func() {
-		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "terminal", Arguments: map[string]any{"command": "touch " + marker + "; sleep 30"}})
-		if err != nil {
-			res = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "client error: " + err.Error()}}}
-		}
-		done <- res
-	}()
+	done := callAsync(cs, &mcp.CallToolParams{Name: "terminal", Arguments: map[string]any{"command": "touch " + marker + "; sleep 30"}}, time.Minute)
 	waitFile(t, marker)
 	r.cut.refuse(true)
 	r.cut.cut()

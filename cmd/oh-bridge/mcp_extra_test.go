@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/oh-bridge/oh-bridge/internal/ohtest"
 )
 
 // TestMCPExtraToolsFlag: `oh-bridge mcp` serves OpenHands' tools alone
@@ -73,15 +74,6 @@ func TestMCPExtraToolsFlag(t *testing.T) {
 	}
 }
 
-// bearer adds the endpoint's token to every request.
-type bearer struct{ token string }
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return http.DefaultTransport.RoundTrip(r)
-}
-
 // TestEditorShowsOpenFile: the editor's bridge started with --extra-tools
 // open_file lists it in its capabilities and serves it on its MCP
 // endpoint; a call asks the editor, with editor/show_file, to show the
@@ -121,7 +113,7 @@ func TestEditorShowsOpenFile(t *testing.T) {
 	if err := b.client.Call(ctx, "mcp/start", nil, &ep); err != nil {
 		t.Fatal(err)
 	}
-	transport := &mcp.StreamableClientTransport{Endpoint: ep.URL, HTTPClient: &http.Client{Transport: bearer{ep.Token}}}
+	transport := &mcp.StreamableClientTransport{Endpoint: ep.URL, HTTPClient: &http.Client{Transport: ohtest.Bearer(ep.Token, nil)}}
 	c, err := mcp.NewClient(&mcp.Implementation{Name: "open-file-test", Version: "1"}, nil).Connect(ctx, transport, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -14,29 +14,16 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/oh-bridge/oh-bridge/internal/ohtest"
 	"github.com/oh-bridge/oh-bridge/internal/relayrig"
 )
 
 // startProc starts the binary with args until the test ends and returns
-// its stdout's lines.
+// its stdout's lines; its stderr is printed when the test fails.
 func startProc(t *testing.T, args ...string) <-chan string {
 	t.Helper()
-	return startLogged(t, exec.Command(bin, args...), args[0])
-}
-
-// startLogged starts cmd until the test ends and returns its stdout's
-// lines; its stderr is printed when the test fails.
-func startLogged(t *testing.T, cmd *exec.Cmd, what string) <-chan string {
-	t.Helper()
-	lines, _ := startStoppable(t, cmd, what)
+	lines, _ := relayrig.Run(t, exec.Command(bin, args...), args[0])
 	return lines
-}
-
-// startStoppable is startLogged with a stop: SIGINT, then SIGKILL after
-// 5 s, and the wait.
-func startStoppable(t *testing.T, cmd *exec.Cmd, what string) (<-chan string, func()) {
-	t.Helper()
-	return relayrig.Run(t, cmd, what)
 }
 
 func nextLine(t *testing.T, lines <-chan string, what string) string {
@@ -83,7 +70,7 @@ func TestRelayCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := entry["oh-bridge"]
-	hc := &http.Client{Transport: addHeaders{e.Headers}}
+	hc := &http.Client{Transport: ohtest.Headers{Set: e.Headers}}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil).Connect(ctxT(t), &mcp.StreamableClientTransport{Endpoint: e.URL, HTTPClient: hc}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -116,14 +103,4 @@ func TestRelayRefusesARemoteAddress(t *testing.T) {
 	if err == nil || !strings.Contains(string(out), "secret file") {
 		t.Fatalf("a secret file others read: %v %s", err, out)
 	}
-}
-
-type addHeaders struct{ h map[string]string }
-
-func (a addHeaders) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	for k, v := range a.h {
-		r.Header.Set(k, v)
-	}
-	return http.DefaultTransport.RoundTrip(r)
 }

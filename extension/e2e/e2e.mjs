@@ -44,7 +44,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { chromium } from 'playwright-core';
-import { CODE_SERVER, VSIX, OUT_DIR, results, children, check, freePort, start, until, buildHelpers, startRealServer, startRelayRig, finishHelper, workbench, openFile, localServerSetup } from './lib.mjs';
+import { CODE_SERVER, VSIX, OUT_DIR, results, children, check, freePort, start, until, buildHelpers, startRealServer, startRelayRig, finishHelper, codeServerArgs, chromiumArgs, workbench, openFile, localServerSetup } from './lib.mjs';
 import { mcpAgent } from './scenarios/mcp-agent.mjs';
 import { agentServer } from './scenarios/agent-server.mjs';
 import { conversationView } from './scenarios/conversation-view.mjs';
@@ -103,8 +103,7 @@ async function main() {
   // instead.
   const local = localServerSetup(tmp);
   const port = await freePort();
-  const cs = start(CODE_SERVER, ['--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-telemetry', '--disable-update-check',
-    '--disable-workspace-trust', '--extensions-dir', extDir, '--user-data-dir', userData, ws],
+  const cs = start(CODE_SERVER, codeServerArgs(port, extDir, userData, ws),
   { env: { ...process.env, HOME: tmp, OH_BRIDGE_TEST_FEED: feed, PATH: `${local.bin}:${process.env.PATH}`,
     OH_BRIDGE_SERVER_URL: '', OH_BRIDGE_SESSION_API_KEY: '', LOCAL_BACKEND_API_KEY: '' } });
   await until('code-server', async () => (await fetch(`http://127.0.0.1:${port}/`, { redirect: 'manual' })).status < 400, 60_000);
@@ -112,8 +111,7 @@ async function main() {
   const browser = (globalThis.browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync',
-      '--enable-precise-memory-info'],
+    args: [...chromiumArgs, '--enable-precise-memory-info'],
   }));
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
   const ready = async (server, name) => {

@@ -174,6 +174,28 @@ export async function finishHelper(child) {
   await Promise.race([child.exited, sleep(20_000)]);
 }
 
+// project makes a workspace folder of the run, for a step's window of its
+// own: a .vscode folder for its settings, and notes.txt ("hello") for an
+// agent's edit to land in.
+export function project(tmp, name) {
+  const ws = path.join(tmp, name);
+  fs.mkdirSync(path.join(ws, '.vscode'), { recursive: true });
+  const notes = path.join(ws, 'notes.txt');
+  fs.writeFileSync(notes, 'hello\n');
+  return { ws, notes };
+}
+
+// codeServerArgs start code-server on 127.0.0.1:port with the run's
+// extensions and a user data folder, opening ws, with nothing that
+// reaches past loopback.
+export const codeServerArgs = (port, extDir, userData, ws) => ['--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-telemetry',
+  '--disable-update-check', '--disable-workspace-trust', '--extensions-dir', extDir, '--user-data-dir', userData, ws];
+
+// chromiumArgs are the browser's, headless as root, with nothing that
+// reaches past loopback.
+export const chromiumArgs = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync'];
+
 // realSettings are a workspace's settings for a conversation on the real
 // server: its URL, and the scripted model as the agent's LLM (an OpenAI
 // API at base_url; its key is the one "Set LLM API Key" stored, llmKey).

@@ -13,6 +13,9 @@ import type { BridgeNotifications, BridgeRequests, EditorRequests, InitializeRes
 
 export type { TextEdit } from './protocol.gen';
 
+/** What the person is told when a command needs the bridge and it is not running. */
+export const bridgeNotRunning = 'The OpenHands bridge is not running. See "OpenHands: Show Bridge Log".';
+
 /** What the bridge sends with workspace/applyEdit. */
 export type ApplyWorkspaceEditParams = EditorRequests['workspace/applyEdit']['params'];
 

@@ -3,12 +3,12 @@
 // the list of earlier conversations, and messages and steering sent to
 // the agent.
 import * as vscode from 'vscode';
-import type { Bridge } from './bridge';
+import { bridgeNotRunning, type Bridge } from './bridge';
 import type { ConversationView } from './conversationView';
 import { ago, conversationName } from './history';
 import { lastConversationKey, llmSecretKey, relaySecretKey } from './secrets';
 import { errorData } from './serverWords';
-import type { Servers, ServerChoice } from './servers';
+import type { Servers } from './servers';
 import type { SteerMethod } from './webview/protocol';
 import type { BridgeRequests, ConnectParams, ConversationSummary, Status } from './protocol.gen';
 
@@ -62,17 +62,11 @@ export class Conversations {
   async connect(task?: string, opts: { attach?: boolean; fromView?: boolean; conversationId?: string; continueFrom?: string } = {}): Promise<boolean> {
     const bridge = this.bridge;
     if (bridge === undefined) {
-      void vscode.window.showErrorMessage('The OpenHands bridge is not running. See "OpenHands: Show Bridge Log".');
+      void vscode.window.showErrorMessage(bridgeNotRunning);
       return false;
     }
     const config = vscode.workspace.getConfiguration('openhands');
-    let server: ServerChoice | undefined;
-    try {
-      server = await this.servers.choose(bridge);
-    } catch (err) {
-      void vscode.window.showErrorMessage(err instanceof Error ? err.message : String(err));
-      return false;
-    }
+    const server = await this.servers.chooseOrSay(bridge);
     if (server === undefined) return false;
     const { serverUrl, sessionApiKey } = server;
     const params: ConnectParams = { serverUrl, sessionApiKey, ...(task === undefined ? {} : { task }) };
@@ -142,7 +136,7 @@ export class Conversations {
   /** A page of this workspace's conversations on the configured server. */
   async listConversations(cursor?: string): Promise<{ conversations: ConversationSummary[]; next?: string }> {
     const bridge = this.bridge;
-    if (bridge === undefined) throw new Error('The OpenHands bridge is not running. See "OpenHands: Show Bridge Log".');
+    if (bridge === undefined) throw new Error(bridgeNotRunning);
     const server = await this.servers.choose(bridge);
     if (server === undefined) throw new Error('No OpenHands agent-server to list the conversations of.');
     const res = await bridge.request('openhands/list_conversations', { ...server, ...(cursor === undefined ? {} : { cursor }) });
@@ -195,7 +189,7 @@ export class Conversations {
   async steer<M extends 'openhands/send_message' | SteerMethod>(method: M, params: BridgeRequests[M]['params'], fromView = false): Promise<boolean> {
     const bridge = this.bridge;
     if (bridge === undefined) {
-      void vscode.window.showErrorMessage('The OpenHands bridge is not running. See "OpenHands: Show Bridge Log".');
+      void vscode.window.showErrorMessage(bridgeNotRunning);
       return false;
     }
     try {

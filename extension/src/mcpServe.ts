@@ -1,7 +1,7 @@
 // "Serve Tools to Agents (MCP)": the bridge's MCP endpoint opened and
 // closed, and the configuration an agent needs copied for the person.
 import * as vscode from 'vscode';
-import type { Bridge } from './bridge';
+import { bridgeNotRunning, type Bridge } from './bridge';
 import { snippets, type Endpoint } from './mcp';
 
 /**
@@ -11,7 +11,7 @@ import { snippets, type Endpoint } from './mcp';
  */
 export async function serveMcp(bridge: Bridge | undefined): Promise<void> {
   if (bridge === undefined) {
-    void vscode.window.showErrorMessage('The OpenHands bridge is not running. See "OpenHands: Show Bridge Log".');
+    void vscode.window.showErrorMessage(bridgeNotRunning);
     return;
   }
   let ep: Endpoint;

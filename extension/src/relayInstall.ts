@@ -4,7 +4,7 @@
 // window keeps the relay's URL and pairing secret, so that the next
 // conversation reaches it through the relay (docs/relay.md).
 import * as vscode from 'vscode';
-import type { Bridge } from './bridge';
+import { bridgeNotRunning, type Bridge } from './bridge';
 import { relaySecretKey } from './secrets';
 import type { Servers } from './servers';
 
@@ -15,11 +15,11 @@ export interface RelayInstallDeps {
   servers: Servers;
 }
 
-/** The install's button, in the question and in the tests' clicks. */
-export const installButton = 'Install Relay';
+/** The install's button in the question. */
+const installButton = 'Install Relay';
 
 /** An http(s) URL with a host, or why not: the input box's check. */
-export function publicUrlProblem(value: string): string | undefined {
+function publicUrlProblem(value: string): string | undefined {
   let u: URL;
   try {
     u = new URL(value.trim());
@@ -34,16 +34,10 @@ export function publicUrlProblem(value: string): string | undefined {
 export async function installRelay(d: RelayInstallDeps): Promise<boolean> {
   const bridge = d.bridge();
   if (bridge === undefined) {
-    void vscode.window.showErrorMessage('The OpenHands bridge is not running. See "OpenHands: Show Bridge Log".');
+    void vscode.window.showErrorMessage(bridgeNotRunning);
     return false;
   }
-  let server;
-  try {
-    server = await d.servers.choose(bridge);
-  } catch (err) {
-    void vscode.window.showErrorMessage(err instanceof Error ? err.message : String(err));
-    return false;
-  }
+  const server = await d.servers.chooseOrSay(bridge);
   if (server === undefined) return false;
   const config = vscode.workspace.getConfiguration('openhands');
   const publicUrl = await vscode.window.showInputBox({
@@ -52,7 +46,7 @@ export async function installRelay(d: RelayInstallDeps): Promise<boolean> {
     placeHolder: 'https://cloud.example/s/abc/relay',
     value: config.get<string>('relayUrl', ''),
     ignoreFocusOut: true,
-    validateInput: (v) => publicUrlProblem(v),
+    validateInput: publicUrlProblem,
   });
   if (publicUrl === undefined) return false;
   const params = { ...server, publicUrl: publicUrl.trim() };

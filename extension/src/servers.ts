@@ -39,6 +39,16 @@ export class Servers {
     this.log?.dispose();
   }
 
+  /** choose, with its failure shown to the person (then undefined). */
+  async chooseOrSay(bridge: Bridge): Promise<ServerChoice | undefined> {
+    try {
+      return await this.choose(bridge);
+    } catch (err) {
+      void vscode.window.showErrorMessage(err instanceof Error ? err.message : String(err));
+      return undefined;
+    }
+  }
+
   /**
    * The server for a conversation, or undefined when there is none (the
    * person was told why, or declined to start one).

@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -107,6 +108,25 @@ func (m *Machine) RefuseInbound(t T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("nft in %s: %v\n%s", m.Name, err, out)
 	}
+}
+
+// Refuses says whether a connection from other into the machine fails:
+// the machine listens on a port of its veth address, and other dials it
+// (2 s at most), as a test proves RefuseInbound holds.
+func (m *Machine) Refuses(other *Machine) (bool, error) {
+	probe, err := m.Listen("tcp", m.Addr+":7000")
+	if err != nil {
+		return false, fmt.Errorf("listening in %s: %w", m.Name, err)
+	}
+	defer probe.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	conn, err := other.DialContext(ctx, "tcp", m.Addr+":7000")
+	if err == nil {
+		conn.Close()
+		return false, nil
+	}
+	return true, nil
 }
 
 // Command is exec.Command run inside the machine.

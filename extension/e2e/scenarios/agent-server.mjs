@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { OUT_DIR, results, check, until, bridgeTools, startModel, realSettings, llmKey, workbench, openFile, terminalShows, editorShows, runCommand, allowWhile } from '../lib.mjs';
+import { OUT_DIR, results, check, until, bridgeTools, startModel, realSettings, llmKey, workbench, openFile, terminalShows, editorShows, runCommand, allowWhile, project } from '../lib.mjs';
 
 // agentServer: the user opens a project whose settings point at the real
 // OpenHands agent-server in confirmation mode (AlwaysConfirm), and starts
@@ -12,10 +12,7 @@ import { OUT_DIR, results, check, until, bridgeTools, startModel, realSettings, 
 // channel and the status bar follow it. (A second folder, because
 // code-server does not notice a user settings file changed under it.)
 export async function agentServer(browser, { tmp, port, helpers, srv }) {
-  const ws = path.join(tmp, 'project-agent-server');
-  fs.mkdirSync(path.join(ws, '.vscode'), { recursive: true });
-  const notes = path.join(ws, 'notes.txt');
-  fs.writeFileSync(notes, 'hello\n');
+  const { ws, notes } = project(tmp, 'project-agent-server');
   const model = await startModel(helpers, tmp, 'agent-server', [
     { tools: bridgeTools, content: 'Say hello.', toolCalls: [{ name: 'terminal', arguments: { command: 'echo agent-output-$((6*7))', summary: 'say hello' } }] },
     { tools: bridgeTools, toolCalls: [{ name: 'file_editor', arguments: { command: 'str_replace', path: notes, old_str: 'hello', new_str: 'hello from the agent-server agent' } }] },

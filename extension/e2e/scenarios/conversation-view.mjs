@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { OUT_DIR, check, until, bridgeTools, startModel, realSettings, llmKey, workbench, runCommand, alive } from '../lib.mjs';
+import { OUT_DIR, check, until, bridgeTools, startModel, realSettings, llmKey, workbench, runCommand, alive, project } from '../lib.mjs';
 
 // conversationView: the user opens the OpenHands view, types a task in
 // its message box and answers each question the real server's agent
@@ -13,10 +13,7 @@ import { OUT_DIR, check, until, bridgeTools, startModel, realSettings, llmKey, w
 // conversation comes back from the server's events; History lists it and
 // reopens it.
 export async function conversationView(browser, { tmp, port, helpers, srv }) {
-  const ws = path.join(tmp, 'project-view');
-  fs.mkdirSync(path.join(ws, '.vscode'), { recursive: true });
-  const notes = path.join(ws, 'notes.txt');
-  fs.writeFileSync(notes, 'hello\n');
+  const { ws, notes } = project(tmp, 'project-view');
   // No turn after the long command: Stop ends the run, and a request
   // after it fails the script.
   const model = await startModel(helpers, tmp, 'view', [

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { chromium } from 'playwright-core';
-import { CODE_SERVER, OUT_DIR, check, until, start, bridgeTools, startModel, realSettings, llmKey, setSecret, workbench, runCommand, openFile, terminalShows, editorShows, inNetns } from '../lib.mjs';
+import { CODE_SERVER, OUT_DIR, check, until, start, bridgeTools, startModel, realSettings, llmKey, setSecret, workbench, runCommand, openFile, terminalShows, editorShows, inNetns, project, codeServerArgs, chromiumArgs } from '../lib.mjs';
 
 // relay: the person's VS Code on a laptop that takes no inbound
 // connection, the agent-server in a cloud behind a proxy (startRelayRig:
@@ -31,10 +31,7 @@ export async function relay(rigChild, { tmp, extDir, helpers }) {
   }
   check('relay: a connection from the cloud into the laptop is refused', rig.inboundRefused === true, JSON.stringify(rig));
 
-  const ws = path.join(tmp, 'project-relay');
-  fs.mkdirSync(path.join(ws, '.vscode'), { recursive: true });
-  const notes = path.join(ws, 'notes.txt');
-  fs.writeFileSync(notes, 'hello\n');
+  const { ws, notes } = project(tmp, 'project-relay');
   const model = await startModel(helpers, tmp, 'relay', [
     { tools: bridgeTools, content: 'Print the answer.', toolCalls: [{ name: 'terminal', arguments: { command: 'echo relay-output-$((6*7)) && hostname -I', summary: 'print the answer' } }] },
     { tools: bridgeTools, toolCalls: [{ name: 'file_editor', arguments: { command: 'str_replace', path: notes, old_str: 'hello', new_str: 'hello from the cloud' } }] },
@@ -54,15 +51,14 @@ export async function relay(rigChild, { tmp, extDir, helpers }) {
   const home = path.join(tmp, 'laptop-home');
   fs.mkdirSync(home);
   const port = 13337;
-  start(...inNetns(rig.laptop, CODE_SERVER, ['--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-telemetry', '--disable-update-check',
-    '--disable-workspace-trust', '--extensions-dir', extDir, '--user-data-dir', userData, ws]),
+  start(...inNetns(rig.laptop, CODE_SERVER, codeServerArgs(port, extDir, userData, ws)),
   { env: { ...process.env, HOME: home, OH_BRIDGE_SERVER_URL: '', OH_BRIDGE_SESSION_API_KEY: '', LOCAL_BACKEND_API_KEY: '', OH_BRIDGE_RELAY_URL: '', OH_BRIDGE_RELAY_SECRET: '' } });
   const chromiumThere = path.join(tmp, 'chromium-laptop');
   fs.writeFileSync(chromiumThere, `#!/bin/sh\nexec ip netns exec ${rig.laptop} /usr/bin/chromium "$@"\n`, { mode: 0o755 });
   const browser = await chromium.launch({
     executablePath: chromiumThere,
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: chromiumArgs,
   });
   try {
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });

@@ -20,12 +20,10 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
+	"github.com/oh-bridge/oh-bridge/internal/helperstop"
 	"github.com/oh-bridge/oh-bridge/internal/realserver"
 )
 
@@ -76,13 +74,8 @@ func run(lock string, o realserver.Options, noKey bool, logFile string) int {
 	}
 	// Asked to stop while the server starts, it stops once started: Launch
 	// cannot be cut short, and the server it returns must not outlive it.
-	stop := make(chan struct{})
-	go func() {
-		io.Copy(io.Discard, os.Stdin)
-		close(stop)
-	}()
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	asked, release := helperstop.Asked(os.Stdin)
+	defer release()
 
 	s, err := realserver.Launch(venv, o)
 	if err != nil {
@@ -98,8 +91,7 @@ func run(lock string, o realserver.Options, noKey bool, logFile string) int {
 	fmt.Printf("%s\n", line)
 	code := 0
 	select {
-	case <-stop:
-	case <-sigs:
+	case <-asked:
 	case <-s.Exited():
 		fmt.Fprintf(os.Stderr, "realserver: the agent-server ended on its own; its log:\n%s\n", s.Log())
 		code = 1

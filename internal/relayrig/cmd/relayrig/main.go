@@ -23,18 +23,14 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"os"
-	"os/signal"
 	"strings"
 	"sync"
-	"syscall"
-	"time"
 
+	"github.com/oh-bridge/oh-bridge/internal/helperstop"
 	"github.com/oh-bridge/oh-bridge/internal/netns"
 	"github.com/oh-bridge/oh-bridge/internal/realserver"
 	"github.com/oh-bridge/oh-bridge/internal/relayrig"
@@ -104,18 +100,16 @@ func main() {
 		os.Exit(1)
 	}
 	r := &rig{}
-	stop := make(chan struct{})
-	go func() {
-		io.Copy(io.Discard, os.Stdin)
-		close(stop)
-	}()
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	asked, release := helperstop.Asked(os.Stdin)
+	defer release()
 
 	pair := netns.NewPair(r, "cloud", "laptop")
 	cloudM, laptop := pair.A, pair.B
 	laptop.RefuseInbound(r)
-	refused := refusesInbound(r, cloudM, laptop)
+	refused, err := laptop.Refuses(cloudM)
+	if err != nil {
+		r.Fatalf("%v", err)
+	}
 
 	s, err := realserver.Launch(venv, realserver.Options{Port: relayrig.AgentServerPort, Command: cloudM.Command, Dial: cloudM.DialContext})
 	if err != nil {
@@ -146,30 +140,11 @@ func main() {
 	fmt.Printf("%s\n", line)
 	code := 0
 	select {
-	case <-stop:
-	case <-sigs:
+	case <-asked:
 	case <-s.Exited():
 		r.Logf("the agent-server ended on its own; its log:\n%s", s.Log())
 		code = 1
 	}
 	r.done()
 	os.Exit(code)
-}
-
-// refusesInbound tries a connection from the cloud into the laptop, to a
-// port the laptop listens on: true when it fails.
-func refusesInbound(r *rig, cloudM, laptop *netns.Machine) bool {
-	probe, err := laptop.Listen("tcp", laptop.Addr+":7000")
-	if err != nil {
-		r.Fatalf("listening in the laptop: %v", err)
-	}
-	defer probe.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	conn, err := cloudM.DialContext(ctx, "tcp", laptop.Addr+":7000")
-	if err == nil {
-		conn.Close()
-		return false
-	}
-	return true
 }

@@ -31,11 +31,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
 	"sync"
-	"syscall"
 
+	"github.com/oh-bridge/oh-bridge/internal/helperstop"
 	"github.com/oh-bridge/oh-bridge/internal/scriptedllm"
 )
 
@@ -138,18 +137,9 @@ func serve(turns []scriptedllm.Turn, in io.Reader, out, errOut io.Writer) int {
 		<-s.Done()
 		printf("DONE")
 	}()
-	stop := make(chan struct{})
-	go func() {
-		io.Copy(io.Discard, in)
-		close(stop)
-	}()
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
-	defer signal.Stop(sigs)
-	select {
-	case <-stop:
-	case <-sigs:
-	}
+	asked, release := helperstop.Asked(in)
+	defer release()
+	<-asked
 	// Not under mu: a handler that fails holds the server's lock, which
 	// Transcript takes, while it waits for mu.
 	mu.Lock()
