@@ -145,7 +145,7 @@ func TestPlantedChoicesFile(t *testing.T) {
 			if len(asked) == 0 || !strings.Contains(strings.Join(asked, "\n"), "Start ") {
 				t.Errorf("the planted \"always start\" was believed: asked %v", asked)
 			}
-			if !strings.Contains(a.stderr.String(), "choices file") {
+			if !a.stderr.Contains("choices file", 10*time.Second) {
 				t.Errorf("the log does not say the choices file is not used:\n%s", a.stderr.String())
 			}
 		})
@@ -174,7 +174,7 @@ func TestPlantedRecord(t *testing.T) {
 			if _, err := a.call("session/load", map[string]any{"sessionId": id, "cwd": ws, "mcpServers": []any{}}); err != nil {
 				t.Fatalf("session/load: %v", err)
 			}
-			if !strings.Contains(a.stderr.String(), "its record cannot be used") {
+			if !a.stderr.Contains("its record cannot be used", 10*time.Second) {
 				t.Errorf("the log does not say the record is not used:\n%s", a.stderr.String())
 			}
 			a.kill()
