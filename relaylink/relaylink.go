@@ -194,10 +194,7 @@ func (l *Link) once() (up bool, err error) {
 	})
 	cancel()
 	if err != nil {
-		if resp != nil && resp.StatusCode == http.StatusUnauthorized {
-			return false, &Error{kind: "relay_unauthorized", words: fmt.Sprintf("the relay at %s refused the pairing secret: copy the secret the relay was started with into the bridge's relay setting", l.opts.URL)}
-		}
-		return false, &Error{kind: "relay_unreachable", words: fmt.Sprintf("cannot reach the relay at %s: %v", l.opts.URL, err)}
+		return false, dialError(l.opts.URL, resp, err)
 	}
 	link := wire.NewLink(l.ctx, conn)
 	defer conn.CloseNow()
@@ -365,11 +362,3 @@ func (l *Link) Bind(ctx context.Context) (wire.Bound, error) {
 		return wire.Bound{}, ctx.Err()
 	}
 }
-
-// Error is a link's failure, in words, with its kind.
-type Error struct{ kind, words string }
-
-func (e *Error) Error() string { return e.words }
-
-// Kind is the error's kind.
-func (e *Error) Kind() string { return e.kind }

@@ -155,6 +155,13 @@ type rig struct {
 
 func newRig(t *testing.T, grace time.Duration) *rig {
 	t.Helper()
+	return newRigBeating(t, grace, 0)
+}
+
+// newRigBeating is newRig with the bridge's heartbeat every beat (0: the
+// default).
+func newRigBeating(t *testing.T, grace, beat time.Duration) *rig {
+	t.Helper()
 	root := t.TempDir()
 	sess, err := session.New(session.Options{Roots: session.Candidates("test", root), ShellMode: session.ShellNoRC})
 	if err != nil {
@@ -179,7 +186,7 @@ func newRig(t *testing.T, grace time.Duration) *rig {
 	ctx, cancel := context.WithCancel(context.Background())
 	link := relaylink.Start(ctx, relaylink.Options{
 		URL: "http://" + cut.ln.Addr().String() + "/s/abc/relay", Secret: secret,
-		Name: filepath.Base(root), Roots: []string{root}, Version: "test", Host: srv,
+		Name: filepath.Base(root), Roots: []string{root}, Version: "test", Host: srv, Heartbeat: beat,
 		OnState: func(up bool, err error) {
 			if up {
 				err = nil
@@ -195,15 +202,15 @@ func newRig(t *testing.T, grace time.Duration) *rig {
 	return r
 }
 
-// waitDown waits for the link to report itself down.
-func (r *rig) waitDown(t *testing.T) {
+// waitDown waits for the link to report itself down, and returns why.
+func (r *rig) waitDown(t *testing.T) error {
 	t.Helper()
 	deadline := time.After(20 * time.Second)
 	for {
 		select {
 		case err := <-r.states:
 			if err != nil {
-				return
+				return err
 			}
 		case <-deadline:
 			t.Fatal("the link did not go down in 20 s")
@@ -543,8 +550,9 @@ func TestRefused(t *testing.T) {
 	bad := relaylink.Start(context.Background(), relaylink.Options{URL: "http://" + r.cut.ln.Addr().String(), Secret: secret + "x", Name: "x",
 		Host: nopHost{}, OnState: func(up bool, err error) { states <- err }})
 	defer bad.Close()
-	if err := <-states; err == nil || !strings.Contains(err.Error(), "refused the pairing secret") {
-		t.Fatalf("a wrong secret: %v", err)
+	if err := <-states; err == nil || !strings.Contains(err.Error(), "refused the pairing secret") ||
+		!strings.HasPrefix(relaylink.Why(err), "the relay refused the pairing secret: copy the secret") {
+		t.Fatalf("a wrong secret: %v (in a few words: %q)", err, relaylink.Why(err))
 	}
 	// A browser page from elsewhere, with the right secret.
 	req, _ = http.NewRequest("GET", "http://"+r.cut.ln.Addr().String()+"/link", nil)

@@ -43,7 +43,7 @@ type relayUse struct {
 func (u *relayUse) state(url string, up bool, err error) {
 	down := ""
 	if !up {
-		down = fmt.Sprintf("the link to the relay at %s is down (%v): the bridge dials it again, and the agent's calls wait for it", url, err)
+		down = fmt.Sprintf("the link to the relay at %s is down (%s): the bridge dials it again, and the agent's calls wait for it", url, relaylink.Why(err))
 	}
 	u.mu.Lock()
 	changed := (down == "") != (u.down == "")

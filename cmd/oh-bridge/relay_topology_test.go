@@ -249,6 +249,9 @@ func TestRelayTopology(t *testing.T) {
 		if !strings.Contains(said, "(The link to the relay at "+c.RelayURL()+" is down (") || !strings.Contains(said, "(The link to the relay is back.)") {
 			t.Errorf("the person was not told of the link's drop and return: %q", said)
 		}
+		if !strings.Contains(said, "(the relay did not answer the heartbeat within 5s)") && !strings.Contains(said, "(cannot reach it: ") {
+			t.Errorf("the person was not told why the link dropped, in a few words: %q", said)
+		}
 	})
 
 	t.Run("refused: wrong secret, wrong token, foreign origin", func(t *testing.T) {
@@ -330,8 +333,11 @@ func TestRelayTopology(t *testing.T) {
 			}
 		}
 		laptop.LinkDown(t)
-		awaitVia("the status to say the relay's link is down", func(down string) bool {
-			return strings.HasPrefix(down, "the link to the relay at "+c.RelayURL()+" is down (")
+		// Why, in a few words: the quiet network's missed heartbeat, or
+		// by then the dial again that finds no route.
+		awaitVia("the status to say the relay's link is down, and why", func(down string) bool {
+			return strings.HasPrefix(down, "the link to the relay at "+c.RelayURL()+" is down (") &&
+				(strings.Contains(down, "(the relay did not answer the heartbeat within 5s)") || strings.Contains(down, "(cannot reach it: "))
 		})
 		laptop.LinkUp(t)
 		awaitVia("the status to say the relay's link is back", func(down string) bool { return down == "" })

@@ -24,6 +24,10 @@ type Link struct {
 
 	mu      sync.Mutex
 	streams map[string]carried
+	// lost is why this end gave the link up (a missed heartbeat): Run
+	// returns it rather than the read's error, which only says that the
+	// connection was closed under it.
+	lost error
 }
 
 // carried is a stream on this link, with its attachment's number.
@@ -143,6 +147,12 @@ func (l *Link) Run(ctx context.Context, other func(Frame) error) error {
 		if err != nil {
 			var bad *FrameError
 			if !errors.As(err, &bad) {
+				l.mu.Lock()
+				lost := l.lost
+				l.mu.Unlock()
+				if lost != nil && ctx.Err() == nil {
+					return lost
+				}
 				return err
 			}
 			// A bad frame: say so, keep the link.
@@ -214,11 +224,22 @@ func (l *Link) Keepalive(ctx context.Context, interval time.Duration) {
 		cancel()
 		if err != nil {
 			if ctx.Err() == nil {
+				l.mu.Lock()
+				l.lost = &HeartbeatError{Within: interval}
+				l.mu.Unlock()
 				_ = l.conn.CloseNow()
 			}
 			return
 		}
 	}
+}
+
+// HeartbeatError is a link given up because the peer did not answer a
+// ping within the interval: the network went quiet.
+type HeartbeatError struct{ Within time.Duration }
+
+func (e *HeartbeatError) Error() string {
+	return fmt.Sprintf("no answer to the heartbeat within %s", e.Within)
 }
 
 // Close ends the link with a normal closure.
