@@ -55,9 +55,10 @@ func Why(err error) string {
 func dialError(url string, resp *http.Response, err error) *Error {
 	switch {
 	case resp != nil && resp.StatusCode == http.StatusUnauthorized:
+		const fix = "copy the secret the relay was started with into the bridge's relay setting"
 		return &Error{kind: "relay_unauthorized",
-			words: fmt.Sprintf("the relay at %s refused the pairing secret: copy the secret the relay was started with into the bridge's relay setting", url),
-			why:   "the relay refused the pairing secret: copy the secret the relay was started with into the bridge's relay setting"}
+			words: fmt.Sprintf("the relay at %s refused the pairing secret: %s", url, fix),
+			why:   "the relay refused the pairing secret: " + fix}
 	case resp != nil && resp.StatusCode == http.StatusForbidden:
 		return &Error{kind: "relay_unauthorized",
 			words: fmt.Sprintf("the relay at %s, or a proxy in front of it, refused the link (HTTP 403): check the relay's URL, and the proxy's configuration in docs/relay.md", url),
@@ -68,8 +69,8 @@ func dialError(url string, resp *http.Response, err error) *Error {
 			words: fmt.Sprintf("%s: %s; check the relay's URL (its editors' side, as the proxy exposes it) and that the proxy passes WebSocket upgrades (docs/relay.md)", url, why),
 			why:   why}
 	}
-	why := "cannot reach it: " + netCause(err)
-	return &Error{kind: "relay_unreachable", words: fmt.Sprintf("cannot reach the relay at %s: %s", url, netCause(err)), why: why}
+	cause := netCause(err)
+	return &Error{kind: "relay_unreachable", words: fmt.Sprintf("cannot reach the relay at %s: %s", url, cause), why: "cannot reach it: " + cause}
 }
 
 // netCause is the part of a network error that says what went wrong,

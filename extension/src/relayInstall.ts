@@ -20,14 +20,14 @@ const installButton = 'Install Relay';
 
 /** An http(s) URL with a host, or why not: the input box's check. */
 function publicUrlProblem(value: string): string | undefined {
+  const want = 'An http(s) URL, e.g. https://cloud.example/s/abc/relay';
   let u: URL;
   try {
     u = new URL(value.trim());
   } catch {
-    return 'An http(s) URL, e.g. https://cloud.example/s/abc/relay';
+    return want;
   }
-  if ((u.protocol !== 'http:' && u.protocol !== 'https:') || u.host === '') return 'An http(s) URL, e.g. https://cloud.example/s/abc/relay';
-  return undefined;
+  return (u.protocol !== 'http:' && u.protocol !== 'https:') || u.host === '' ? want : undefined;
 }
 
 /** Asks, installs, and keeps the relay's URL and secret; true once it runs. */
