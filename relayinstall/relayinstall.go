@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/oh-bridge/oh-bridge/agentserver"
+	"github.com/oh-bridge/oh-bridge/internal/dist"
 	"github.com/oh-bridge/oh-bridge/relay/wire"
 )
 
@@ -81,6 +82,7 @@ type Plan struct {
 	Agents, Editors, PublicURL, Server string
 
 	c    *agentserver.Client
+	dir  string // the relay's directory there, which holds the three
 	data []byte
 }
 
@@ -109,8 +111,12 @@ func Prepare(ctx context.Context, c *agentserver.Client, o Options) (*Plan, erro
 	bin := o.Binary
 	if bin == "" {
 		if goos != runtime.GOOS || goarch != runtime.GOARCH {
-			return nil, &Error{kind: KindPlatform, words: fmt.Sprintf("the agent-server runs on %s/%s and this bridge is %s/%s: give oh-bridge for %s/%s (the npm package oh-bridge-%s-%s carries it; `oh-bridge relay install --binary FILE`)",
-				goos, goarch, runtime.GOOS, runtime.GOARCH, goos, goarch, goos, npmArch(goarch))}
+			carrier := fmt.Sprintf("no package of ours carries it: build it from the source with GOOS=%s GOARCH=%s go build ./cmd/oh-bridge", goos, goarch)
+			if pl, ok := dist.PlatformFor(goos, goarch); ok {
+				carrier = "the npm package " + pl.NPMPackage() + " carries it"
+			}
+			return nil, &Error{kind: KindPlatform, words: fmt.Sprintf("the agent-server runs on %s/%s and this bridge is %s/%s: give oh-bridge for %s/%s (%s; `oh-bridge relay install --binary FILE`)",
+				goos, goarch, runtime.GOOS, runtime.GOARCH, goos, goarch, carrier)}
 		}
 		if bin, err = os.Executable(); err != nil {
 			return nil, err
@@ -123,7 +129,7 @@ func Prepare(ctx context.Context, c *agentserver.Client, o Options) (*Plan, erro
 	dir := lines[1] + "/.oh-bridge"
 	return &Plan{Machine: lines[0], Home: lines[1], Binary: bin, Size: len(data),
 		RemoteBin: dir + "/bin/oh-bridge", RemoteSecret: dir + "/relay-secret", RemoteLog: dir + "/relay.log",
-		Agents: o.Agents, Editors: o.Editors, PublicURL: o.PublicURL, Server: o.Server, c: c, data: data}, nil
+		Agents: o.Agents, Editors: o.Editors, PublicURL: o.PublicURL, Server: o.Server, c: c, dir: dir, data: data}, nil
 }
 
 // Words say what Install will do, for the person to agree to.
@@ -139,8 +145,7 @@ func (p *Plan) Words() []string {
 // and waits for it to say it listens. It returns the secret and the
 // relay's first words.
 func (p *Plan) Install(ctx context.Context) (secret, said string, err error) {
-	c := p.c
-	dir := p.Home + "/.oh-bridge"
+	c, dir := p.c, p.dir
 	secret = wire.NewSecret()
 	if out, err := c.ExecuteBash(ctx, fmt.Sprintf("mkdir -p %s/bin && chmod 700 %s %s/bin", shq(dir), shq(dir), shq(dir)), 30); err != nil || out.ExitCode != 0 {
 		return "", "", failed("making %s on the server's machine: %v %s", dir, err, outText(out))
@@ -200,15 +205,6 @@ func platformOf(uname string) (goos, goarch string) {
 		goarch = f[1]
 	}
 	return goos, goarch
-}
-
-// npmArch is Node's name for a Go architecture, as the platform
-// packages are named.
-func npmArch(goarch string) string {
-	if goarch == "amd64" {
-		return "x64"
-	}
-	return goarch
 }
 
 // shq quotes s for the server's bash.

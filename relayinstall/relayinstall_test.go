@@ -84,8 +84,19 @@ func TestOtherPlatform(t *testing.T) {
 	if !errors.As(err, &e) || e.Kind() != KindPlatform || !strings.Contains(err.Error(), "linux/riscv64") || !strings.Contains(err.Error(), "--binary") {
 		t.Fatalf("another platform: %v", err)
 	}
+	if strings.Contains(err.Error(), "npm package") || !strings.Contains(err.Error(), "GOOS=linux GOARCH=riscv64 go build") {
+		t.Errorf("a platform no package carries: %v", err)
+	}
 	if len(*seen) != 1 {
 		t.Errorf("a refused install did more than ask: %q", *seen)
+	}
+	// A platform a package of ours carries is named with it.
+	other := map[string]string{"amd64": "aarch64", "arm64": "x86_64"}[runtime.GOARCH]
+	want := map[string]string{"amd64": "oh-bridge-darwin-arm64", "arm64": "oh-bridge-darwin-x64"}[runtime.GOARCH]
+	c, _ = fakeServer(t, "Darwin "+other, http.StatusOK)
+	_, err = Prepare(context.Background(), c, Options{Server: "s", PublicURL: "https://cloud.example/s/abc/relay"})
+	if !errors.As(err, &e) || e.Kind() != KindPlatform || !strings.Contains(err.Error(), "the npm package "+want+" carries it") {
+		t.Fatalf("another platform with a package: %v", err)
 	}
 }
 

@@ -64,6 +64,17 @@ var Platforms = []Platform{
 // (docs/platforms.md), so the npm and PyPI packages leave it out.
 var Windows = Platform{Target: "win32-x64", GOOS: "windows", GOARCH: "amd64", Registry: "windows-x86_64"}
 
+// PlatformFor is the platform whose packages carry the binary for
+// goos/goarch; ok is false when no package of ours does.
+func PlatformFor(goos, goarch string) (p Platform, ok bool) {
+	for _, p := range Platforms {
+		if p.GOOS == goos && p.GOARCH == goarch {
+			return p, true
+		}
+	}
+	return Platform{}, false
+}
+
 func linuxTags(arch string) []string {
 	return []string{"manylinux_2_17_" + arch, "manylinux2014_" + arch, "musllinux_1_1_" + arch}
 }
